@@ -1,0 +1,40 @@
+// PRM command opcodes and general-object types used by this project.
+#pragma once
+
+#include <cstdint>
+
+namespace mlx5async::prm {
+
+enum class Opcode : uint16_t {
+    QUERY_HCA_CAP = 0x100,
+    CREATE_MKEY = 0x200,
+    DESTROY_MKEY = 0x202,
+    ALLOC_PD = 0x800,
+    DEALLOC_PD = 0x801,
+    ALLOC_UAR = 0x802,
+    DEALLOC_UAR = 0x803,
+    CREATE_TIS = 0x912,
+    DESTROY_TIS = 0x914,
+    ALLOC_TRANSPORT_DOMAIN = 0x816,
+    DEALLOC_TRANSPORT_DOMAIN = 0x817,
+    CREATE_GENERAL_OBJECT = 0xa00,
+    MODIFY_GENERAL_OBJECT = 0xa01,
+    QUERY_GENERAL_OBJECT = 0xa02,
+    DESTROY_GENERAL_OBJECT = 0xa03,
+    CREATE_UMEM = 0xa08,
+    DESTROY_UMEM = 0xa0a,
+};
+
+enum class ObjType : uint16_t {
+    VIRTIO_NET_Q = 0x000d,
+    VIRTIO_Q_COUNTERS = 0x001c,
+};
+
+// "MODIFY_GENERAL_OBJECT"; "UNKNOWN_OPCODE" otherwise.
+const char* opcode_name(uint16_t opcode) noexcept;
+const char* obj_type_name(uint16_t obj_type) noexcept;
+
+// Event numbers delivered on a DevX event channel.
+inline constexpr uint16_t kEventObjectChange = 0x27;
+
+}  // namespace mlx5async::prm

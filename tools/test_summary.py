@@ -1,0 +1,34 @@
+#!/usr/bin/env python3
+"""Counts test cases in Meson's JUnit log (GoogleTest subtests included) and
+prints 'tests: N passed, N failed[, N skipped]'. Exit 1 when any failed or
+when nothing ran."""
+import sys
+import xml.etree.ElementTree as ET
+
+def main(path):
+    try:
+        root = ET.parse(path).getroot()
+    except (OSError, ET.ParseError) as e:
+        print(f"test_summary: cannot read {path}: {e}")
+        print("tests: 0 passed, 1 failed")
+        return 1
+    passed = failed = skipped = 0
+    failures = []
+    for suite in root.iter("testsuite"):
+        for case in suite.iter("testcase"):
+            name = f"{suite.get('name')}/{case.get('classname', '')}.{case.get('name')}"
+            if case.find("failure") is not None or case.find("error") is not None:
+                failed += 1
+                failures.append(name)
+            elif case.find("skipped") is not None:
+                skipped += 1
+            else:
+                passed += 1
+    for f in failures:
+        print(f"FAILED: {f}")
+    tail = f", {skipped} skipped" if skipped else ""
+    print(f"tests: {passed} passed, {failed} failed{tail}")
+    return 1 if failed or passed == 0 else 0
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
