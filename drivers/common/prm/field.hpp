@@ -10,6 +10,7 @@
 // struct exactly.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -23,7 +24,12 @@ struct Field {
     uint32_t bit_width;
 
     constexpr uint32_t end() const { return bit_offset + bit_width; }
-    constexpr bool reserved() const { return name.starts_with("reserved_at_"); }
+    // Padding: the last name component is reserved_at_<hex> (also for union
+    // views such as "op_param.create.reserved_at_1").
+    constexpr bool reserved() const {
+        size_t dot = name.rfind('.');
+        return name.substr(dot == std::string_view::npos ? 0 : dot + 1).starts_with("reserved_at_");
+    }
     // A field of the same layout shifted by `base` bits (a nested struct).
     constexpr Field at(uint32_t base) const { return {name, bit_offset + base, bit_width}; }
 };
@@ -133,6 +139,13 @@ template <const Field& F, uint64_t V>
 void set_const(std::span<std::byte> buf) {
     static_assert(fits<F>(V), "constant wider than the PRM field");
     set<F>(buf, V);
+}
+
+// The field of `l` named `name` (first match), or nullptr.
+constexpr const Field* find_field(const Layout& l, std::string_view name) {
+    for (const Field* f : l.fields)
+        if (f->name == name) return f;
+    return nullptr;
 }
 
 // The first reserved field with a non-zero bit, or nullptr.

@@ -17,6 +17,7 @@ enum class Status : uint8_t {
     BAD_SYS_STATE_ERR = 0x4,
     BAD_RES_ERR = 0x5,
     RES_BUSY = 0x6,
+    NOT_READY = 0x7,  // Linux 6.12+ (MLX5_CMD_STAT_NOT_READY), -EAGAIN
     LIM_ERR = 0x8,
     BAD_RES_STATE_ERR = 0x9,
     IX_ERR = 0xa,

@@ -38,6 +38,26 @@ inline constexpr uint64_t kAllKnown = STATE | DIRTY_BITMAP_PARAMS | DIRTY_BITMAP
                                       DESC_GROUP_MKEY;
 }  // namespace modify_bits
 
+// Bits of queue_feature_bit_mask_12_3 / _2_0 use the PRM's own numbering
+// (Linux MLX5_VIRTIO_NET_F_*), not virtio's feature bit numbers.
+namespace queue_feature_bits {
+inline constexpr unsigned MRG_RXBUF = 2;
+inline constexpr unsigned HOST_ECN = 4;
+inline constexpr unsigned GUEST_ECN = 6;
+inline constexpr unsigned GUEST_TSO6 = 7;
+inline constexpr unsigned GUEST_TSO4 = 8;
+inline constexpr unsigned GUEST_CSUM = 9;  // DPDK rx_csum
+inline constexpr unsigned CSUM = 10;       // DPDK tx_csum
+inline constexpr unsigned HOST_TSO6 = 11;  // DPDK tso_ipv6
+inline constexpr unsigned HOST_TSO4 = 12;  // DPDK tso_ipv4
+}  // namespace queue_feature_bits
+
+// Map virtio-net feature bits (VIRTIO_NET_F_*) to the 13-bit PRM mask:
+// bits 12..3 go to queue_feature_bit_mask_12_3, bits 2..0 to _2_0.
+uint16_t queue_feature_mask(uint64_t virtio_net_features) noexcept;
+inline constexpr uint16_t queue_feature_mask_12_3(uint16_t mask) { return (mask >> 3) & 0x3ff; }
+inline constexpr uint8_t queue_feature_mask_2_0(uint16_t mask) { return mask & 0x7; }
+
 enum class VirtqType : uint8_t { SPLIT = 0, PACKED = 1 };
 enum class EventMode : uint8_t { NO_MSIX = 0, QP = 1, MSIX = 2 };
 
@@ -100,7 +120,9 @@ inline constexpr size_t kVirtqQueryOutBytes = kGeneralObjOutHdrBytes + kVirtqObj
 // Writing fails when a value does not fit its field (names the field).
 Result<void> write_virtq_object(const VirtqAttr& a, std::span<std::byte> obj);
 Result<VirtqAttr> read_virtq_object(std::span<const std::byte> obj);
-// Name of the first reserved field holding a non-zero bit, or empty.
+// Name of the first reserved field holding a non-zero bit, or empty (the
+// carried DPDK queue_period_* bits are not padding). A buffer shorter than
+// kVirtqObjBytes yields "virtio_net_q_object (short buffer)".
 std::string_view virtq_object_nonzero_reserved(std::span<const std::byte> obj);
 
 // Whole commands (header + object), as the driver sends them.
