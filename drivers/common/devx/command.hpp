@@ -1,0 +1,133 @@
+// Typed commands, batch entries (chains of steps on one queue) and their
+// results. A Batch is what Engine::run takes; a BatchResult is what it
+// returns: one EntryResult per entry, one StepResult per step, both in
+// submission order.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "common/base/result.hpp"
+#include "common/prm/virtq.hpp"
+#include "devx_api.hpp"
+#include "raii.hpp"
+
+namespace mlx5async::devx {
+
+// How a command reaches the device. Only QUERY has an asynchronous form in
+// rdma-core (mlx5dv_devx_obj_query_async); the others are blocking ioctls.
+enum class CmdKind : uint8_t { Create, Modify, Query, Destroy, General };
+const char* cmd_kind_name(CmdKind k) noexcept;
+
+// What the engine should decode from a successful output.
+enum class Decode : uint8_t { Raw, Virtq };
+
+// One firmware command. Built through the factories below; move-only (a
+// Destroy owns the object it destroys until the destroy succeeds).
+struct Command {
+    CmdKind kind = CmdKind::General;
+    uint16_t opcode = 0;             // PRM opcode, for results and logs
+    uint32_t obj_id = 0;             // object addressed (0 for create/general)
+    int queue = -1;                  // virtq index when known
+    Decode decode = Decode::Raw;
+    ibv_context* ctx = nullptr;      // Create, General
+    mlx5dv_devx_obj* obj = nullptr;  // Modify, Query, Destroy
+    DevxObj owned;                   // Destroy: the object, returned on failure
+    const DevxApi* api = nullptr;    // to wrap a created object
+    std::vector<std::byte> in;
+    size_t outlen = 0;
+
+    // Virtq commands (VIRTIO_NET_Q general object).
+    static Result<Command> create_virtq(const Context& ctx, const prm::VirtqAttr& attr,
+                                        int queue);
+    static Result<Command> modify_virtq(const DevxObj& obj, const prm::VirtqAttr& attr,
+                                        int queue);
+    static Command modify_virtq_state(const DevxObj& obj, prm::VirtqState state, int queue);
+    static Command query_virtq(const DevxObj& obj, int queue);
+    // Any object, pre-encoded input (create/modify/query of a general object ...).
+    static Command create_obj(const Context& ctx, std::vector<std::byte> in, size_t outlen,
+                              int queue = -1);
+    static Command modify_obj(const DevxObj& obj, std::vector<std::byte> in, size_t outlen,
+                              int queue = -1);
+    static Command query_obj(const DevxObj& obj, std::vector<std::byte> in, size_t outlen,
+                             int queue = -1);
+    // Takes the object; the StepResult gives it back if the destroy fails or
+    // never runs.
+    static Command destroy(DevxObj&& obj, int queue = -1);
+    // Any PRM command through mlx5dv_devx_general_cmd (QUERY_HCA_CAP ...).
+    static Command general(const Context& ctx, std::vector<std::byte> in, size_t outlen,
+                           int queue = -1);
+};
+
+// A chain of steps on one queue: step k+1 is issued only after step k
+// completed successfully; a failing step cancels the rest of its chain only.
+struct Entry {
+    int queue = -1;
+    std::vector<Command> steps;
+};
+
+class Batch {
+public:
+    // Returns the entry's index (its position in BatchResult::entries).
+    size_t add(Entry e);
+    size_t add(Command c);  // a one-step entry
+    // MODIFY(state=SUSPEND) then QUERY (state, hw_available_index, hw_used_index).
+    size_t add_suspend(const DevxObj& vq, int queue);
+    // MODIFY(state=RDY).
+    size_t add_resume(const DevxObj& vq, int queue);
+
+    size_t size() const noexcept { return entries_.size(); }
+    size_t step_count() const noexcept;
+    bool empty() const noexcept { return entries_.empty(); }
+    std::vector<Entry>& entries() noexcept { return entries_; }
+    const std::vector<Entry>& entries() const noexcept { return entries_; }
+
+private:
+    std::vector<Entry> entries_;
+};
+
+// Queued -> Issued -> {Done, Failed, TimedOut}; Cancelled when the step never
+// ran (an earlier step of its chain failed or timed out, or shutdown).
+enum class StepState : uint8_t { Queued, Issued, Done, Failed, TimedOut, Cancelled };
+const char* step_state_name(StepState s) noexcept;
+
+struct StepResult {
+    StepState state = StepState::Queued;
+    CmdKind kind = CmdKind::General;
+    uint16_t opcode = 0;
+    uint32_t obj_id = 0;
+    int queue = -1;
+    uint8_t status = 0;               // PRM status byte of the output
+    const char* status_name = "OK";   // prm::status_name(status)
+    uint32_t syndrome = 0;
+    int sys_errno = 0;                // errno of the call (positive), 0 if none
+    unsigned busy_retries = 0;        // async QUERY EBUSY/EAGAIN requeues
+    std::chrono::nanoseconds latency{0};  // issue -> completion
+    std::optional<prm::VirtqAttr> virtq;  // Decode::Virtq: state, hw indexes ...
+    std::vector<std::byte> out;           // raw output (every kind)
+    DevxObj obj;  // Create: the new object; Destroy that did not happen: the object back
+
+    bool ok() const noexcept { return state == StepState::Done; }
+    // The failure as an Error (Firmware, System, Timeout, Cancelled).
+    Error error() const;
+};
+
+struct EntryResult {
+    int queue = -1;
+    std::vector<StepResult> steps;
+    bool ok() const noexcept;
+};
+
+struct BatchResult {
+    std::vector<EntryResult> entries;
+    unsigned done = 0, failed = 0, timed_out = 0, cancelled = 0;
+    unsigned peak_inflight = 0;  // high-water mark during this run
+    std::chrono::nanoseconds elapsed{0};
+    bool ok() const noexcept { return failed == 0 && timed_out == 0 && cancelled == 0; }
+};
+
+}  // namespace mlx5async::devx

@@ -1,0 +1,239 @@
+// Engine set-up, dispatch to the strategy, shutdown and shared helpers.
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/timerfd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "common/base/log_sink.hpp"
+#include "engine_impl.hpp"
+#include "error_log.hpp"
+
+namespace mlx5async::devx {
+
+const char* strategy_name(Strategy s) noexcept {
+    switch (s) {
+    case Strategy::Async: return "async";
+    case Strategy::Sequential: return "sequential";
+    case Strategy::Threads: return "threads";
+    }
+    return "?";
+}
+
+std::optional<Strategy> parse_strategy(std::string_view s) noexcept {
+    for (Strategy v : {Strategy::Async, Strategy::Sequential, Strategy::Threads})
+        if (s == strategy_name(v)) return v;
+    return std::nullopt;
+}
+
+// ---- helpers shared by the strategies ----
+
+StepResult step_identity(const Command& c) {
+    StepResult r;
+    r.kind = c.kind;
+    r.opcode = c.opcode;
+    r.obj_id = c.obj_id;
+    r.queue = c.queue;
+    return r;
+}
+
+BatchResult make_result_skeleton(const Batch& b) {
+    BatchResult r;
+    r.entries.resize(b.size());
+    const auto& entries = b.entries();
+    for (size_t i = 0; i < entries.size(); ++i) {
+        r.entries[i].queue = entries[i].queue;
+        r.entries[i].steps.reserve(entries[i].steps.size());
+        for (const Command& c : entries[i].steps) r.entries[i].steps.push_back(step_identity(c));
+    }
+    return r;
+}
+
+void close_chain(std::vector<Command>& steps, std::vector<StepResult>& results, size_t from,
+                 StepState first) {
+    for (size_t i = from; i < steps.size(); ++i) {
+        results[i].state = i == from ? first : StepState::Cancelled;
+        if (steps[i].owned) results[i].obj = std::move(steps[i].owned);
+    }
+}
+
+void tally(BatchResult& r) {
+    r.done = r.failed = r.timed_out = r.cancelled = 0;
+    for (const auto& e : r.entries)
+        for (const auto& s : e.steps) {
+            switch (s.state) {
+            case StepState::Done: ++r.done; break;
+            case StepState::Failed: ++r.failed; break;
+            case StepState::TimedOut: ++r.timed_out; break;
+            default: ++r.cancelled; break;
+            }
+            log_step_failure(s);
+        }
+}
+
+// ---- Impl ----
+
+Result<void> Engine::Impl::setup() {
+    auto wfd = UniqueFd::eventfd(0, EFD_NONBLOCK);
+    MLX5A_CHECK(wfd);
+    work_fd = std::move(*wfd);
+    unsigned nworkers = opt.workers ? opt.workers : opt.max_inflight;
+    if (opt.strategy == Strategy::Async) {
+        auto c = CmdComp::create(api, ctx);
+        MLX5A_CHECK(c);
+        comp = std::move(*c);
+        auto t = UniqueFd::timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK);
+        MLX5A_CHECK(t);
+        timer_fd = std::move(*t);
+        auto ep = UniqueFd::epoll_create();
+        MLX5A_CHECK(ep);
+        epoll = std::move(*ep);
+        for (int fd : {comp.fd(), work_fd.get(), timer_fd.get()}) {
+            epoll_event ev{};
+            ev.events = EPOLLIN;
+            ev.data.fd = fd;
+            if (::epoll_ctl(epoll.get(), EPOLL_CTL_ADD, fd, &ev) < 0)
+                return unexpected(Error::sys(errno, "epoll_ctl"));
+        }
+        comp_buf.resize(sizeof(mlx5dv_devx_async_cmd_hdr) + 4096);
+    }
+    if (opt.strategy != Strategy::Sequential)
+        pool = std::make_unique<WorkerPool>(
+            nworkers, opt.thread_prefix, [this](std::unique_ptr<Job> j) { worker_run(std::move(j)); });
+    return {};
+}
+
+void Engine::Impl::worker_run(std::unique_ptr<Job> job) noexcept {
+    job->outcomes.resize(job->steps.size());
+    for (size_t i = 0; i < job->steps.size(); ++i) {
+        // Blocking commands wait for a slot, as mlx5_core's semaphore makes them.
+        if (!job->holds_slot) throttle.acquire();
+        execute_blocking(job->steps[i], job->outcomes[i]);
+        throttle.release();
+        job->holds_slot = false;
+        if (!job->chain || !outcome_ok(job->steps[i], job->outcomes[i])) break;
+    }
+    {
+        std::lock_guard lk(done_mu);
+        done.push_back(std::move(job));
+    }
+    work_fd.signal();
+}
+
+std::vector<std::unique_ptr<Job>> Engine::Impl::take_done() {
+    std::vector<std::unique_ptr<Job>> out;
+    std::lock_guard lk(done_mu);
+    out.swap(done);
+    return out;
+}
+
+void Engine::Impl::discard_stale(Job& job) noexcept {
+    for (size_t i = 0; i < job.outcomes.size(); ++i) discard_outcome(job.steps[i], job.outcomes[i]);
+    EngineStats d;
+    d.stale_completions = 1;
+    add_stats(d);
+}
+
+void Engine::Impl::add_stats(const EngineStats& d) noexcept {
+    std::lock_guard lk(stats_mu);
+    stats.batches += d.batches;
+    stats.steps_issued += d.steps_issued;
+    stats.async_queries += d.async_queries;
+    stats.busy_retries += d.busy_retries;
+    stats.blocking_fallbacks += d.blocking_fallbacks;
+    stats.stale_completions += d.stale_completions;
+    stats.timed_out += d.timed_out;
+    stats.failed += d.failed;
+}
+
+// Reads whatever async completions are available; all belong to finished
+// batches here (called with run_mu held, between batches).
+void Engine::Impl::drain_stale_completions() noexcept {
+    if (!comp.get()) return;
+    auto* hdr = reinterpret_cast<mlx5dv_devx_async_cmd_hdr*>(comp_buf.data());
+    while (api.get_async_cmd_comp(comp.get(), hdr, comp_buf.size()) == 0) {
+        throttle.release();
+        EngineStats d;
+        d.stale_completions = 1;
+        add_stats(d);
+    }
+    work_fd.drain();
+    for (auto& j : take_done()) discard_stale(*j);
+}
+
+void Engine::Impl::release_all() noexcept {
+    if (pool)
+        for (auto& j : pool->stop()) discard_stale(*j);  // never started
+    pool.reset();
+    drain_stale_completions();
+    epoll.reset();
+    timer_fd.reset();
+    comp.reset();
+    released = true;  // work_fd stays open until ~Impl: shutdown() may still signal it
+}
+
+// ---- Engine ----
+
+Engine::Engine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Engine::~Engine() { shutdown(); }
+
+Result<std::unique_ptr<Engine>> Engine::create(const DevxApi& api, ibv_context* ctx,
+                                               EngineOptions opt) {
+    if (opt.max_inflight == 0) return fail(Errc::InvalidArgument, "max_inflight must be > 0");
+    auto impl = std::make_unique<Impl>(api, ctx, std::move(opt));
+    if (auto r = impl->setup(); !r) {
+        impl->release_all();
+        return unexpected(r.error());
+    }
+    return std::unique_ptr<Engine>(new Engine(std::move(impl)));
+}
+
+BatchResult Engine::run(Batch&& batch, Clock::time_point deadline) {
+    Impl& m = *impl_;
+    std::lock_guard lk(m.run_mu);
+    auto t0 = Clock::now();
+    BatchResult r;
+    if (m.closed.load()) {
+        r = make_result_skeleton(batch);
+        for (size_t e = 0; e < r.entries.size(); ++e)
+            close_chain(batch.entries()[e].steps, r.entries[e].steps, 0, StepState::Cancelled);
+        tally(r);
+        return r;
+    }
+    switch (m.opt.strategy) {
+    case Strategy::Async: r = m.run_async(std::move(batch), deadline); break;
+    case Strategy::Sequential: r = m.run_sequential(std::move(batch), deadline); break;
+    case Strategy::Threads: r = m.run_threads(std::move(batch), deadline); break;
+    }
+    r.elapsed = Clock::now() - t0;
+    tally(r);
+    EngineStats d;
+    d.batches = 1;
+    d.timed_out = r.timed_out;
+    d.failed = r.failed;
+    m.add_stats(d);
+    return r;
+}
+
+void Engine::shutdown() noexcept {
+    if (!impl_) return;
+    Impl& m = *impl_;
+    m.closed.store(true);
+    if (m.work_fd.valid()) m.work_fd.signal();  // a running async batch wakes up and returns
+    std::lock_guard lk(m.run_mu);
+    if (!m.released) m.release_all();
+}
+
+Strategy Engine::strategy() const noexcept { return impl_->opt.strategy; }
+const EngineOptions& Engine::options() const noexcept { return impl_->opt; }
+const Throttle& Engine::throttle() const noexcept { return impl_->throttle; }
+unsigned Engine::worker_count() const noexcept { return impl_->pool ? impl_->pool->size() : 0; }
+
+EngineStats Engine::stats() const noexcept {
+    std::lock_guard lk(impl_->stats_mu);
+    return impl_->stats;
+}
+
+}  // namespace mlx5async::devx

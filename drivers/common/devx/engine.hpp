@@ -1,0 +1,110 @@
+// The DevX command engine: runs a Batch of typed commands against one device
+// with at most `max_inflight` outstanding, and returns one result per step.
+//
+// What the PMD calls:
+//
+//   auto eng = Engine::create(*ctx.api(), ctx.get(), {.max_inflight = 16});
+//   Batch b;
+//   for (q ...) b.add_suspend(vq[q], q);         // MODIFY->SUSPEND, then QUERY
+//   BatchResult r = (*eng)->run(std::move(b), Clock::now() + 100ms);
+//   r.entries[q].steps[1].virtq->hw_available_index ...
+//   (*eng)->shutdown();                          // or let the destructor do it
+//
+// Strategies (chosen at create, e.g. from a devarg):
+// - Async (default): one epoll loop, on the calling thread, over the cmd_comp
+//   fd (QUERY through mlx5dv_devx_obj_query_async), a work eventfd (blocking
+//   commands finished by the named worker pool) and a timerfd (the deadline).
+//   Step k+1 of an entry is issued as soon as step k completes. An async QUERY
+//   refused with EBUSY/EAGAIN is requeued after the next completion (or run on
+//   a worker when nothing of ours is in flight to complete).
+// - Sequential: one blocking command at a time, QUERY blocking too (DPDK 22.11,
+//   Linux before 6.12).
+// - Threads: DPDK's max_conf_threads model: `workers` threads each running a
+//   whole entry with blocking calls; the caller notices completion by polling
+//   every 2 ms.
+//
+// Deadline: steps not completed in time are TimedOut (the rest of their chain
+// Cancelled) and run() returns. Late completions carry an older batch
+// generation (in the async wr_id / the job) and are discarded when they
+// arrive, releasing their throttle slot; a late CREATE's object is destroyed.
+// Every Failed or TimedOut step is logged once (log_step_failure).
+//
+// Thread-safety: run() calls are serialised (one batch at a time per engine);
+// shutdown() may be called from any thread and makes a running batch return
+// with its unfinished steps Cancelled. The engine must be destroyed before the
+// Context it was created on.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "command.hpp"
+#include "common/base/result.hpp"
+#include "devx_api.hpp"
+#include "throttle.hpp"
+
+namespace mlx5async::devx {
+
+enum class Strategy : uint8_t { Async, Sequential, Threads };
+const char* strategy_name(Strategy s) noexcept;
+std::optional<Strategy> parse_strategy(std::string_view s) noexcept;
+
+struct EngineOptions {
+    Strategy strategy = Strategy::Async;
+    unsigned max_inflight = 16;  // mlx5_core: ceil(max_reg_cmds / 2) general-object commands
+    unsigned workers = 0;        // blocking-command threads; 0 = max_inflight
+    bool async_query = true;     // Async: QUERY through obj_query_async (false: on workers)
+    std::string thread_prefix = "mlx5a-wk";
+};
+
+struct EngineStats {
+    uint64_t batches = 0;
+    uint64_t steps_issued = 0;      // commands handed to the device (retries not counted)
+    uint64_t async_queries = 0;     // accepted by obj_query_async
+    uint64_t busy_retries = 0;      // EBUSY/EAGAIN from obj_query_async
+    uint64_t blocking_fallbacks = 0;  // EBUSY with nothing in flight: run on a worker
+    uint64_t stale_completions = 0;   // completions of steps whose batch had returned
+    uint64_t timed_out = 0;
+    uint64_t failed = 0;
+};
+
+class Engine {
+public:
+    using Clock = std::chrono::steady_clock;
+
+    // Opens the completion channel, fds and worker threads on `ctx`.
+    static Result<std::unique_ptr<Engine>> create(const DevxApi& api, ibv_context* ctx,
+                                                  EngineOptions opt = {});
+    ~Engine();
+    Engine(const Engine&) = delete;
+    Engine& operator=(const Engine&) = delete;
+
+    // Runs every entry; returns when all finished or at `deadline`.
+    BatchResult run(Batch&& batch, Clock::time_point deadline);
+    BatchResult run(Batch&& batch, std::chrono::nanoseconds timeout) {
+        return run(std::move(batch), Clock::now() + timeout);
+    }
+
+    // Closes the gate (later run() calls return everything Cancelled), makes a
+    // running batch return, joins the workers, drains what has completed and
+    // releases the completion channel and fds. Idempotent.
+    void shutdown() noexcept;
+
+    Strategy strategy() const noexcept;
+    const EngineOptions& options() const noexcept;
+    const Throttle& throttle() const noexcept;
+    EngineStats stats() const noexcept;
+    unsigned worker_count() const noexcept;
+
+    struct Impl;
+
+private:
+    explicit Engine(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace mlx5async::devx

@@ -1,0 +1,114 @@
+// The two baselines the async strategy is measured against, in the same
+// library so one benchmark binary compares all three:
+// - sequential: DPDK 22.11 drivers/vdpa/mlx5 and Linux mlx5_vdpa before 6.12:
+//   one blocking command at a time, QUERY blocking too;
+// - threads: DPDK's max_conf_threads: T threads each running whole chains with
+//   blocking calls, the caller noticing completion by polling.
+#include <thread>
+
+#include "engine_impl.hpp"
+
+namespace mlx5async::devx {
+
+BatchResult Engine::Impl::run_sequential(Batch&& b, Clock::time_point deadline) {
+    BatchResult res = make_result_skeleton(b);
+    throttle.reset_peak();
+    EngineStats d;
+    auto& entries = b.entries();
+    for (size_t e = 0; e < entries.size(); ++e) {
+        auto& steps = entries[e].steps;
+        auto& results = res.entries[e].steps;
+        for (size_t k = 0; k < steps.size(); ++k) {
+            if (closed.load() || Clock::now() >= deadline) {
+                close_chain(steps, results, k, closed.load() ? StepState::Cancelled
+                                                             : StepState::TimedOut);
+                break;
+            }
+            Outcome o;
+            throttle.acquire();
+            ++d.steps_issued;
+            execute_blocking(steps[k], o);
+            throttle.release();
+            results[k] = finish_step(std::move(steps[k]), std::move(o));
+            if (!results[k].ok()) {
+                close_chain(steps, results, k + 1, StepState::Cancelled);
+                break;
+            }
+        }
+    }
+    res.peak_inflight = throttle.peak();
+    add_stats(d);
+    return res;
+}
+
+namespace {
+
+// DPDK max_conf_threads waits for its configuration threads by sleeping and
+// re-checking a counter (mlx5_vdpa_c_thread_wait_bulk_tasks_done). This
+// strategy models that baseline, so here - and only here - the poll interval
+// is intended.
+constexpr auto kThreadsPollInterval = std::chrono::milliseconds(2);
+
+}  // namespace
+
+BatchResult Engine::Impl::run_threads(Batch&& b, Clock::time_point deadline) {
+    BatchResult res = make_result_skeleton(b);
+    throttle.reset_peak();
+    const uint32_t g = ++gen;
+    auto& entries = b.entries();
+    std::vector<bool> open(entries.size(), false);
+    size_t pending = 0;
+    EngineStats d;
+    for (uint32_t e = 0; e < entries.size(); ++e) {
+        if (entries[e].steps.empty()) continue;
+        auto job = std::make_unique<Job>();
+        job->gen = g;
+        job->entry = e;
+        job->chain = true;
+        for (auto& s : entries[e].steps) job->steps.push_back(std::move(s));
+        for (auto& r : res.entries[e].steps) r.state = StepState::Issued;
+        open[e] = true;
+        ++pending;
+        pool->post(std::move(job));
+    }
+    while (pending > 0) {
+        work_fd.drain();
+        for (auto& job : take_done()) {
+            if (job->gen != g || !open[job->entry]) {
+                discard_stale(*job);
+                continue;
+            }
+            auto& results = res.entries[job->entry].steps;
+            for (size_t k = 0; k < job->steps.size(); ++k) {
+                if (k < job->outcomes.size() && job->outcomes[k].ran) {
+                    ++d.steps_issued;
+                    results[k] = finish_step(std::move(job->steps[k]), std::move(job->outcomes[k]));
+                } else {
+                    close_chain(job->steps, results, k, StepState::Cancelled);
+                    break;
+                }
+            }
+            open[job->entry] = false;
+            --pending;
+        }
+        if (pending == 0) break;
+        bool stop = closed.load();
+        if (stop || Clock::now() >= deadline) {
+            // The jobs keep their commands; they come back stale and are discarded.
+            for (uint32_t e = 0; e < entries.size(); ++e) {
+                if (!open[e]) continue;
+                auto& results = res.entries[e].steps;
+                for (size_t k = 0; k < results.size(); ++k)
+                    results[k].state = k == 0 ? (stop ? StepState::Cancelled : StepState::TimedOut)
+                                              : StepState::Cancelled;
+            }
+            break;
+        }
+        std::this_thread::sleep_until(std::min(Clock::now() + kThreadsPollInterval, deadline));
+    }
+    res.peak_inflight = throttle.peak();
+    add_stats(d);
+    return res;
+}
+
+}  // namespace mlx5async::devx

@@ -1,0 +1,74 @@
+// Internal state of Engine, shared by the three strategies
+// (engine.cpp: set-up, shutdown, helpers; engine_async.cpp: the epoll loop;
+// engine_baselines.cpp: sequential and threads).
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "common/base/unique_fd.hpp"
+#include "engine.hpp"
+#include "job.hpp"
+#include "raii.hpp"
+#include "throttle.hpp"
+#include "worker_pool.hpp"
+
+namespace mlx5async::devx {
+
+struct Engine::Impl {
+    Impl(const DevxApi& a, ibv_context* c, EngineOptions o)
+        : api(a), ctx(c), opt(std::move(o)), throttle(opt.max_inflight) {}
+
+    const DevxApi& api;
+    ibv_context* ctx;
+    const EngineOptions opt;
+    Throttle throttle;
+
+    // Owned resources, released by shutdown() in reverse order of set-up.
+    CmdComp comp;      // Async: completions of obj_query_async
+    UniqueFd epoll;    // Async: comp fd, work_fd, timer_fd
+    UniqueFd work_fd;  // eventfd: a worker finished a job
+    UniqueFd timer_fd; // timerfd: the batch deadline
+    std::unique_ptr<WorkerPool> pool;
+
+    std::mutex done_mu;  // protects done
+    std::vector<std::unique_ptr<Job>> done;
+
+    std::mutex run_mu;  // one batch at a time; held by run() and by shutdown()
+    std::atomic<bool> closed{false};  // the gate: no new batch, running one returns
+    bool released = false;            // under run_mu: resources gone
+    uint32_t gen = 0;                 // under run_mu: batch generation
+    std::vector<std::byte> comp_buf;  // under run_mu: mlx5dv_devx_async_cmd_hdr + out
+
+    mutable std::mutex stats_mu;  // protects stats
+    EngineStats stats;
+
+    Result<void> setup();
+    void release_all() noexcept;
+
+    // Worker side: run the job's command(s), hand it to `done`, wake the loop.
+    void worker_run(std::unique_ptr<Job> job) noexcept;
+    std::vector<std::unique_ptr<Job>> take_done();
+    // A job or async completion of an earlier batch: free and count it.
+    void discard_stale(Job& job) noexcept;
+    void drain_stale_completions() noexcept;
+    void add_stats(const EngineStats& d) noexcept;
+
+    BatchResult run_async(Batch&& b, Clock::time_point deadline);
+    BatchResult run_sequential(Batch&& b, Clock::time_point deadline);
+    BatchResult run_threads(Batch&& b, Clock::time_point deadline);
+};
+
+// Results skeleton: every step Queued with its command's identity.
+BatchResult make_result_skeleton(const Batch& b);
+StepResult step_identity(const Command& c);
+// Marks entry `e`'s steps from `from` on: the first `first`, the rest Cancelled;
+// hands destroy objects back.
+void close_chain(std::vector<Command>& steps, std::vector<StepResult>& results, size_t from,
+                 StepState first);
+// Counts states into done/failed/..., logs each Failed/TimedOut step once.
+void tally(BatchResult& r);
+
+}  // namespace mlx5async::devx

@@ -1,0 +1,44 @@
+// Named worker threads ("mlx5a-wk<N>") for the blocking DevX commands
+// (MODIFY/CREATE/DESTROY have no async form in rdma-core). Created once with
+// the engine, never per batch; woken through a condition variable; joined by
+// stop(). Each finished job goes to the `done` callback, on the worker.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "job.hpp"
+
+namespace mlx5async::devx {
+
+class WorkerPool {
+public:
+    using RunFn = std::function<void(std::unique_ptr<Job>)>;  // runs and hands the job on
+
+    WorkerPool(unsigned threads, const std::string& name_prefix, RunFn run);
+    ~WorkerPool() { (void)stop(); }
+    WorkerPool(const WorkerPool&) = delete;
+    WorkerPool& operator=(const WorkerPool&) = delete;
+
+    void post(std::unique_ptr<Job> job);
+    // Lets running jobs finish, joins every thread, returns the jobs never started.
+    std::vector<std::unique_ptr<Job>> stop() noexcept;
+    unsigned size() const noexcept { return static_cast<unsigned>(threads_.size()); }
+
+private:
+    void loop(std::stop_token st);
+
+    RunFn run_;
+    std::mutex mu_;  // protects queue_
+    std::condition_variable_any cv_;
+    std::deque<std::unique_ptr<Job>> queue_;
+    std::vector<std::jthread> threads_;
+};
+
+}  // namespace mlx5async::devx
