@@ -18,6 +18,9 @@ inline constexpr uint16_t cap_op_mod(uint16_t cap_type, bool current = true) {
 
 inline constexpr size_t kQueryHcaCapInBytes = 16;
 inline constexpr size_t kCapBytes = 4096;  // capability union
+// Bytes of the union that cmd_hca_cap / virtio_emulation_cap occupy: the
+// readers and writers need at least this much.
+inline constexpr size_t kCapLayoutBytes = 256;
 inline constexpr size_t kQueryHcaCapOutBytes = 16 + kCapBytes;
 
 // The general caps the driver uses (cmd_hca_cap, PRM names).
@@ -25,7 +28,10 @@ struct GeneralCaps {
     uint16_t vhca_id = 0;
     uint8_t log_max_pd = 0;
     bool umem_uid_0 = false;
-    bool user_unaffiliated_events = false;  // unaffiliated DevX events
+    // cmd_hca_cap has no user_unaffiliated_events bit: that is a 4x64-bit
+    // mask in device_event_cap (a separate cap type). event_cap (0x90) says
+    // whether that cap (DevX user event masks) is valid.
+    bool event_cap = false;
     bool eth_net_offloads = false;
     uint64_t general_obj_types = 0;  // bit 13 VIRTIO_NET_Q, bit 0x1c VIRTIO_Q_COUNTERS
 
@@ -48,6 +54,10 @@ struct VirtioEmulationCaps {
     uint64_t doorbell_bar_offset = 0;
     uint8_t max_emulated_devices = 0;
     uint32_t max_num_virtio_queues = 0;  // 24 bits
+    // DPDK 22.11 names, in Linux's reserved_at_38 (carried, no overlap).
+    bool vnet_modify_ext = false;
+    bool virtio_net_q_addr_modify = false;
+    bool virtio_q_index_modify = false;
     bool desc_group_mkey_supported = false;
     bool freeze_to_rdy_supported = false;
     struct UmemParam {
@@ -63,7 +73,12 @@ struct VirtioEmulationCaps {
     bool operator==(const VirtioEmulationCaps&) const = default;
 };
 
+// QUERY_HCA_CAP input (kQueryHcaCapInBytes).
 void encode_query_hca_cap(uint16_t op_mod, std::span<std::byte> in);
+
+// The writers take a capability image of at least kCapLayoutBytes and zero
+// it first; a value wider than its PRM field is a caller bug and aborts with
+// the field's name (the emulator's profiles are constants).
 
 void write_general_caps(const GeneralCaps& c, std::span<std::byte> cap);
 Result<GeneralCaps> read_general_caps(std::span<const std::byte> cap);

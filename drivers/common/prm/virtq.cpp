@@ -1,7 +1,6 @@
 #include "virtq.hpp"
 
 #include <array>
-#include <cstdio>
 #include <string>
 #include <type_traits>
 
@@ -44,21 +43,8 @@ uint16_t queue_feature_mask(uint64_t f) noexcept {
 
 namespace {
 
-// One VirtqAttr member bound to its PRM field: the single table both the
-// writer and the reader walk, so they cannot disagree.
-struct Binding {
-    const Field* field;
-    uint64_t (*get)(const VirtqAttr&);
-    void (*put)(VirtqAttr&, uint64_t);
-};
-
-template <auto M>
-constexpr Binding bind(const Field& f) {
-    return {&f, [](const VirtqAttr& a) { return static_cast<uint64_t>(a.*M); },
-            [](VirtqAttr& a, uint64_t v) {
-                a.*M = static_cast<std::remove_cvref_t<decltype(a.*M)>>(v);
-            }};
-}
+using detail::bind;
+using Binding = detail::Binding<VirtqAttr>;
 
 template <size_t N, auto M>
 constexpr Binding bind_umem(const Field& f) {
@@ -117,19 +103,9 @@ constexpr Binding kBindings[] = {
     bind<&A::desc_group_mkey>(L::desc_group_mkey),
 };
 
-// Every value field of the Linux table is bound (plus the carried DPDK ones).
-constexpr bool all_value_fields_bound() {
-    size_t values = 0;
-    for (const Field* f : layout::kVirtioNetQObject.fields) {
-        if (f->reserved()) continue;
-        ++values;
-        bool found = false;
-        for (const Binding& b : kBindings) found = found || b.field == f;
-        if (!found) return false;
-    }
-    return values + std::size(L::kCarried) == std::size(kBindings);
-}
-static_assert(all_value_fields_bound());
+// Every value field of the Linux table is bound, plus the carried DPDK ones.
+static_assert(detail::binds_all_values(kBindings, layout::kVirtioNetQObject,
+                                       std::size(L::kCarried)));
 
 std::string qualified(const Field& f) {
     std::string s = "virtio_net_q_object.";
@@ -159,25 +135,18 @@ Result<void> write_virtq_object(const VirtqAttr& a, std::span<std::byte> obj) {
         return fail(Errc::ShortBuffer, "virtio_net_q_object: buffer of " +
                                            std::to_string(obj.size()) + " bytes, need " +
                                            std::to_string(kVirtqObjBytes));
-    for (const Binding& b : kBindings) {
-        uint64_t v = b.get(a);
-        if ((v & ~width_mask(b.field->bit_width)) == 0) continue;
-        char num[40];
-        std::snprintf(num, sizeof num, "0x%llx", static_cast<unsigned long long>(v));
-        return fail(Errc::InvalidArgument, qualified(*b.field) + ": value " + num +
-                                               " does not fit " +
-                                               std::to_string(b.field->bit_width) + " bits");
-    }
+    if (const Binding* b = detail::first_overwide(kBindings, a))
+        return fail(Errc::InvalidArgument,
+                    qualified(*b->field) + ": value " + detail::hex(b->get(a)) +
+                        " does not fit " + std::to_string(b->field->bit_width) + " bits");
     detail::zero(obj, kVirtqObjBytes);
-    for (const Binding& b : kBindings) detail::set_field(obj, *b.field, b.get(a));
+    detail::write_bound(kBindings, a, obj);
     return {};
 }
 
 Result<VirtqAttr> read_virtq_object(std::span<const std::byte> obj) {
     MLX5A_CHECK(need_bytes(obj, kVirtqObjBytes, "virtio_net_q_object"));
-    VirtqAttr a;
-    for (const Binding& b : kBindings) b.put(a, detail::get_field(obj, *b.field));
-    return a;
+    return detail::read_bound(kBindings, obj);
 }
 
 std::string_view virtq_object_nonzero_reserved(std::span<const std::byte> obj) {
@@ -196,10 +165,8 @@ Result<void> encode_create_virtq(const VirtqAttr& a, std::span<std::byte> in) {
 
 Result<void> encode_modify_virtq(uint32_t obj_id, const VirtqAttr& a, std::span<std::byte> in) {
     if (uint64_t unknown = a.modify_field_select & ~modify_bits::kAllKnown) {
-        char num[40];
-        std::snprintf(num, sizeof num, "0x%llx", static_cast<unsigned long long>(unknown));
         return fail(Errc::InvalidArgument,
-                    std::string("virtio_net_q_object.modify_field_select: unknown bits ") + num);
+                    "virtio_net_q_object.modify_field_select: unknown bits " + detail::hex(unknown));
     }
     return write_hdr_and_object(uint16_t(Opcode::MODIFY_GENERAL_OBJECT), obj_id, a, in);
 }
