@@ -1,4 +1,5 @@
 // Engine set-up, dispatch to the strategy, shutdown and shared helpers.
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
@@ -121,10 +122,16 @@ void Engine::Impl::worker_run(std::unique_ptr<Job> job) noexcept {
     work_fd.signal();
 }
 
+void Engine::Impl::post(std::unique_ptr<Job> job) {
+    jobs_out.fetch_add(1);
+    pool->post(std::move(job));
+}
+
 std::vector<std::unique_ptr<Job>> Engine::Impl::take_done() {
     std::vector<std::unique_ptr<Job>> out;
     std::lock_guard lk(done_mu);
     out.swap(done);
+    jobs_out.fetch_sub(static_cast<unsigned>(out.size()));
     return out;
 }
 
@@ -164,7 +171,10 @@ void Engine::Impl::drain_stale_completions() noexcept {
 
 void Engine::Impl::release_all() noexcept {
     if (pool)
-        for (auto& j : pool->stop()) discard_stale(*j);  // never started
+        for (auto& j : pool->stop()) {  // never started
+            jobs_out.fetch_sub(1);
+            discard_stale(*j);
+        }
     pool.reset();
     drain_stale_completions();
     epoll.reset();
@@ -215,6 +225,22 @@ BatchResult Engine::run(Batch&& batch, Clock::time_point deadline) {
     d.failed = r.failed;
     m.add_stats(d);
     return r;
+}
+
+bool Engine::drain(Clock::time_point deadline) {
+    Impl& m = *impl_;
+    std::lock_guard lk(m.run_mu);
+    if (m.released) return true;
+    for (;;) {
+        m.drain_stale_completions();
+        if (m.throttle.in_flight() == 0 && m.jobs_out.load() == 0) return true;
+        auto now = Clock::now();
+        if (now >= deadline) return false;
+        pollfd fds[2] = {{m.work_fd.get(), POLLIN, 0}, {m.comp.fd(), POLLIN, 0}};
+        auto ms = std::chrono::ceil<std::chrono::milliseconds>(deadline - now).count();
+        int timeout = ms > INT32_MAX ? -1 : static_cast<int>(ms);
+        ::poll(fds, m.comp.get() ? 2 : 1, timeout);  // wakes on the completion itself
+    }
 }
 
 void Engine::shutdown() noexcept {

@@ -89,6 +89,11 @@ public:
         return run(std::move(batch), Clock::now() + timeout);
     }
 
+    // Waits until every command of earlier (timed-out) batches has completed
+    // and been discarded: call it before destroying objects a timed-out batch
+    // addressed. False if `deadline` passed first.
+    bool drain(Clock::time_point deadline);
+
     // Closes the gate (later run() calls return everything Cancelled), makes a
     // running batch return, joins the workers, drains what has completed and
     // releases the completion channel and fds. Idempotent.

@@ -172,13 +172,14 @@ void AsyncRun::post_blocking(uint32_t e) {
     job->entry = e;
     job->holds_slot = true;  // the worker releases it when the call returns
     job->steps.push_back(std::move(entries_[e].steps[next_[e]]));
-    m_.pool->post(std::move(job));
+    m_.post(std::move(job));
 }
 
 void AsyncRun::complete(uint32_t e, StepResult r) {
     in_flight_[e] = false;
     size_t k = next_[e];
     bool ok = r.ok();
+    r.busy_retries = res_.entries[e].steps[k].busy_retries;  // counted while it waited
     res_.entries[e].steps[k] = std::move(r);
     if (ok && k + 1 < entries_[e].steps.size()) {
         next_[e] = k + 1;

@@ -69,7 +69,7 @@ BatchResult Engine::Impl::run_threads(Batch&& b, Clock::time_point deadline) {
         for (auto& r : res.entries[e].steps) r.state = StepState::Issued;
         open[e] = true;
         ++pending;
-        pool->post(std::move(job));
+        post(std::move(job));
     }
     while (pending > 0) {
         work_fd.drain();

@@ -35,6 +35,7 @@ struct Engine::Impl {
 
     std::mutex done_mu;  // protects done
     std::vector<std::unique_ptr<Job>> done;
+    std::atomic<unsigned> jobs_out{0};  // posted to the pool, not yet taken from `done`
 
     std::mutex run_mu;  // one batch at a time; held by run() and by shutdown()
     std::atomic<bool> closed{false};  // the gate: no new batch, running one returns
@@ -50,6 +51,7 @@ struct Engine::Impl {
 
     // Worker side: run the job's command(s), hand it to `done`, wake the loop.
     void worker_run(std::unique_ptr<Job> job) noexcept;
+    void post(std::unique_ptr<Job> job);
     std::vector<std::unique_ptr<Job>> take_done();
     // A job or async completion of an earlier batch: free and count it.
     void discard_stale(Job& job) noexcept;

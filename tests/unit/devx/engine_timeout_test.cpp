@@ -1,0 +1,158 @@
+// Deadlines, late completions and shutdown, over the scripted FakeDevx.
+// A hanging command is a held one; the tests release it before teardown so
+// the worker that runs it can be joined.
+#include <gtest/gtest.h>
+
+#include <future>
+
+#include "common/base/log_sink.hpp"
+#include "common/devx/engine.hpp"
+#include "tests/support/fake_devx_api.hpp"
+#include "tests/support/proc_counts.hpp"
+
+namespace mlx5async::devx {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::FakeCall;
+using testing::FakeDevx;
+using testing::FakeOp;
+using testing::FakeReply;
+using prm::VirtqState;
+
+constexpr auto kGenerous = 10s;
+constexpr auto kShort = 100ms;  // only where timing out is the point
+
+class EngineTimeout : public ::testing::Test {
+protected:
+    void SetUp() override {
+        set_log_sink([this](LogLevel, std::string_view l) { lines_.emplace_back(l); });
+        for (int i = 0; i < 6; ++i) vqs_.push_back(fake_.make_obj(VirtqState::RDY));
+        auto e = Engine::create(FakeDevx::api(), fake_.ctx(), {});
+        ASSERT_TRUE(e);
+        eng_ = std::move(*e);
+    }
+    void TearDown() override {
+        fake_.set_script(nullptr);
+        fake_.release_all();
+        eng_->shutdown();
+        set_log_sink(nullptr);
+    }
+    Batch suspend_all() {
+        Batch b;
+        for (size_t q = 0; q < vqs_.size(); ++q) b.add_suspend(vqs_[q], int(q));
+        return b;
+    }
+    void hold(FakeOp op, uint32_t obj) {
+        fake_.set_script([op, obj](const FakeCall& c) {
+            FakeReply r;
+            r.hold = c.op == op && c.obj_id == obj;
+            return r;
+        });
+    }
+
+    FakeDevx fake_;
+    std::vector<DevxObj> vqs_;
+    std::unique_ptr<Engine> eng_;
+    std::vector<std::string> lines_;
+};
+
+TEST_F(EngineTimeout, HangingModifyTimesOutAlone) {
+    hold(FakeOp::Modify, vqs_[2].obj_id());
+    BatchResult r = eng_->run(suspend_all(), kShort);
+    for (size_t q = 0; q < vqs_.size(); ++q) {
+        if (q == 2) continue;
+        EXPECT_TRUE(r.entries[q].ok()) << "queue " << q;
+    }
+    EXPECT_EQ(r.entries[2].steps[0].state, StepState::TimedOut);
+    EXPECT_EQ(r.entries[2].steps[1].state, StepState::Cancelled);
+    EXPECT_EQ(r.timed_out, 1u);
+    EXPECT_EQ(r.cancelled, 1u);
+    ASSERT_EQ(lines_.size(), 1u);  // the timeout, logged once with its queue
+    EXPECT_NE(lines_[0].find("queue 2"), std::string::npos) << lines_[0];
+}
+
+TEST_F(EngineTimeout, HangingAsyncQueryTimesOutAlone) {
+    hold(FakeOp::QueryAsync, vqs_[4].obj_id());
+    BatchResult r = eng_->run(suspend_all(), kShort);
+    EXPECT_EQ(r.entries[4].steps[0].state, StepState::Done);
+    EXPECT_EQ(r.entries[4].steps[1].state, StepState::TimedOut);
+    EXPECT_EQ(r.done, 2 * vqs_.size() - 1);
+    EXPECT_EQ(r.timed_out, 1u);
+}
+
+TEST_F(EngineTimeout, LateQueryCompletionGoesNowhere) {
+    hold(FakeOp::QueryAsync, vqs_[1].obj_id());
+    BatchResult r1 = eng_->run(suspend_all(), kShort);
+    ASSERT_EQ(r1.entries[1].steps[1].state, StepState::TimedOut);
+    EXPECT_EQ(eng_->throttle().in_flight(), 1u);  // still outstanding in the device
+    fake_.set_script(nullptr);
+    fake_.release_all();  // the late completion is now readable on the cmd_comp fd
+    // Next batch: resume everything; its results must be its own.
+    Batch b;
+    for (size_t q = 0; q < vqs_.size(); ++q) b.add_resume(vqs_[q], int(q));
+    Entry check{1, {}};  // resume then query the queue whose query was late
+    check.steps.push_back(Command::modify_virtq_state(vqs_[1], VirtqState::RDY, 1));
+    check.steps.push_back(Command::query_virtq(vqs_[1], 1));
+    b.add(std::move(check));
+    BatchResult r2 = eng_->run(std::move(b), kGenerous);
+    EXPECT_TRUE(r2.ok());
+    ASSERT_EQ(r2.entries.size(), vqs_.size() + 1);
+    EXPECT_EQ(r2.entries.back().steps[1].virtq->state, VirtqState::RDY);  // not the stale SUSPEND
+    EXPECT_EQ(eng_->stats().stale_completions, 1u);
+    EXPECT_EQ(eng_->throttle().in_flight(), 0u);
+}
+
+TEST_F(EngineTimeout, LateBlockingCompletionGoesNowhere) {
+    hold(FakeOp::Modify, vqs_[0].obj_id());
+    BatchResult r1 = eng_->run(suspend_all(), kShort);
+    ASSERT_EQ(r1.entries[0].steps[0].state, StepState::TimedOut);
+    fake_.set_script(nullptr);
+    fake_.release_all();
+    ASSERT_TRUE(eng_->drain(Engine::Clock::now() + kGenerous));
+    EXPECT_EQ(eng_->stats().stale_completions, 1u);
+    EXPECT_EQ(eng_->throttle().in_flight(), 0u);
+    EXPECT_EQ(fake_.state_of(vqs_[0].obj_id()), VirtqState::SUSPEND);  // it did run, late
+    Batch b;
+    b.add(Command::query_virtq(vqs_[3], 3));
+    BatchResult r = eng_->run(std::move(b), kGenerous);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r.entries[0].steps[0].obj_id, vqs_[3].obj_id());
+    EXPECT_EQ(r.entries[0].steps[0].virtq->hw_used_index, uint16_t(2000 + vqs_[3].obj_id()));
+    EXPECT_EQ(eng_->stats().stale_completions, 1u);
+}
+
+TEST_F(EngineTimeout, PastDeadlineTimesOutEverythingUnissued) {
+    BatchResult r = eng_->run(suspend_all(), Engine::Clock::now() - 1s);
+    // Whatever was issued before the timer fired may complete; nothing is lost.
+    EXPECT_EQ(r.done + r.timed_out + r.cancelled, 2 * vqs_.size());
+    EXPECT_EQ(r.failed, 0u);
+}
+
+TEST_F(EngineTimeout, ShutdownCancelsRunningBatchAndJoins) {
+    hold(FakeOp::Modify, vqs_[0].obj_id());
+    auto fut = std::async(std::launch::async, [&] { return eng_->run(suspend_all(), kGenerous); });
+    ASSERT_TRUE(fake_.wait_held(1, kGenerous));
+    auto down = std::async(std::launch::async, [&] { eng_->shutdown(); });
+    BatchResult r = fut.get();  // returns before the held modify completes
+    EXPECT_EQ(r.entries[0].steps[0].state, StepState::Cancelled);
+    fake_.release_all();  // lets the worker finish so shutdown can join it
+    down.get();
+    EXPECT_EQ(eng_->worker_count(), 0u);
+    BatchResult after = eng_->run(suspend_all(), kGenerous);
+    EXPECT_EQ(after.cancelled, 2 * vqs_.size());
+}
+
+TEST_F(EngineTimeout, ReuseDoesNotLeakFdsOrThreads) {
+    eng_->run(suspend_all(), kGenerous);  // warm-up: lazily created resources
+    size_t fds = testing::open_fd_count(), threads = testing::thread_count();
+    for (int i = 0; i < 2000; ++i) {
+        BatchResult r = eng_->run(suspend_all(), kGenerous);
+        ASSERT_TRUE(r.ok()) << "batch " << i;
+    }
+    EXPECT_EQ(testing::open_fd_count(), fds);
+    EXPECT_EQ(testing::thread_count(), threads);
+}
+
+}  // namespace
+}  // namespace mlx5async::devx
