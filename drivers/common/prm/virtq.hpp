@@ -65,6 +65,9 @@ struct VirtqUmem {
     uint32_t id = 0;
     uint32_t size = 0;
     uint64_t offset = 0;
+
+    // Needed for VirtqAttr's defaulted == (it was implicitly deleted).
+    bool operator==(const VirtqUmem&) const = default;
 };
 
 // Every field of virtio_net_q_object, PRM names. The DPDK-only queue_period
