@@ -1,0 +1,275 @@
+// vdpa-testpmd: testpmd-style tables and the JSON results file.
+#include "report.hpp"
+
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+
+#include <rte_vdpa.h>
+#include <rte_vhost.h>
+
+#include "json.hpp"
+
+namespace vdpa_testpmd {
+
+namespace {
+
+const char* op_label(int op) { return op == RTE_PMD_MLX5ASYNC_OP_SUSPEND ? "suspend" : "resume"; }
+
+void banner(const char* fmt, const char* what) {
+    printf("\n  ######################## ");
+    printf(fmt, what);
+    printf(" ########################\n");
+}
+
+double ms(uint64_t ns) { return double(ns) / 1e6; }
+
+// "1.08" or "n/a" when the device reports no ideal (hardware).
+std::string ratio(double measured, double ideal) {
+    if (ideal <= 0)
+        return "n/a";
+    char b[32];
+    snprintf(b, sizeof(b), "%.2f", measured / ideal);
+    return b;
+}
+
+}  // namespace
+
+void print_list(App& app) {
+    printf("\n  %-3s %-20s %-12s %6s %6s %5s %-18s %-10s %8s  %-4s %s\n", "#", "device", "backend",
+           "vqs", "max", "size", "features", "strategy", "inflight", "vid", "socket");
+    for (auto& p : app.ports) {
+        DevInfo info;
+        int rc = rte_pmd_mlx5async_dev_info(p->dev, &info);
+        if (rc < 0) {
+            printf("  %-3u %-20s error %d\n", p->index, p->name.c_str(), rc);
+            continue;
+        }
+        int vid = app.port_vid(*p);
+        printf("  %-3u %-20s %-12s %6u %6u %5u 0x%016" PRIx64 " %-10s %8u  %-4s %s\n", p->index,
+               p->name.c_str(), info.backend, info.queues, info.max_queues, info.queue_size,
+               info.features, strategy_name(info.strategy), info.max_inflight,
+               vid >= 0 ? std::to_string(vid).c_str() : "-",
+               p->attached ? p->socket.c_str() : "(not attached)");
+    }
+    printf("  %zu device(s)\n", app.ports.size());
+}
+
+void print_device(App& app, Port& p) {
+    DevInfo info;
+    int rc = rte_pmd_mlx5async_dev_info(p.dev, &info);
+    if (rc < 0) {
+        printf("error: %s: device info unavailable (%d)\n", p.name.c_str(), rc);
+        return;
+    }
+    banner("device %s", p.name.c_str());
+    int vid = app.port_vid(p);
+    printf("  backend: %s  strategy: %s  max_inflight: %u  fw_max_inflight: %u\n", info.backend,
+           strategy_name(info.strategy), info.max_inflight, info.fw_max_inflight);
+    printf("  virtqs: %u of %u  queue_size: %u  features: 0x%016" PRIx64 "\n", info.queues,
+           info.max_queues, info.queue_size, info.features);
+    printf("  profile: modify %.3f ms  query %.3f ms\n", ms(info.modify_ns), ms(info.query_ns));
+    printf("  socket: %s  vid: %d  frontend: %s  connections: %" PRIu64 "\n",
+           p.attached ? p.socket.c_str() : "-", vid,
+           vid < 0 ? "none" : (app.is_ready(p) ? "ready" : "connected"), p.connections);
+    std::vector<VqInfo> vqs(std::max(info.max_queues, info.queues) + 1);
+    int n = rte_pmd_mlx5async_vq_info(p.dev, vqs.data(), unsigned(vqs.size()));
+    if (n < 0) {
+        printf("error: %s: virtq info unavailable (%d)\n", p.name.c_str(), n);
+        return;
+    }
+    printf("  %-5s %-8s %-5s %9s %9s %10s %7s\n", "vq", "state", "err", "hw_avail", "hw_used",
+           "obj_id", "errors");
+    for (int i = 0; i < n; i++) {
+        const auto& v = vqs[i];
+        printf("  %-5u %-8s %-5s %9u %9u 0x%08" PRIx32 " %7" PRIu32 "\n", v.index,
+               vq_state_name(v.fw_state),
+               v.fw_state == RTE_PMD_MLX5ASYNC_VQ_STATE_ERR ? std::to_string(v.error_type).c_str()
+                                                            : "-",
+               v.hw_available_index, v.hw_used_index, v.obj_id, v.errors);
+    }
+    printf("  %d virtq(s)\n", n);
+}
+
+void print_stats(App& app, Port& p, int queue) {
+    (void)app;
+    const auto& c = p.counters;
+    banner("stats for %s", p.name.c_str());
+    printf("  suspend: %" PRIu64 " ok, %" PRIu64 " failed   resume: %" PRIu64 " ok, %" PRIu64
+           " failed\n",
+           c.ops[0], c.op_failures[0], c.ops[1], c.op_failures[1]);
+    printf("  firmware commands: %" PRIu64 " issued, %" PRIu64 " failed\n", c.commands,
+           c.commands_failed);
+    int nnames = rte_vdpa_get_stats_names(p.dev, nullptr, 0);
+    if (nnames <= 0) {
+        printf("  virtq counters: not reported by the device (%d)\n", nnames);
+        return;
+    }
+    std::vector<rte_vdpa_stat_name> names(nnames);
+    rte_vdpa_get_stats_names(p.dev, names.data(), unsigned(nnames));
+    uint32_t nq = 0;
+    rte_vdpa_get_queue_num(p.dev, &nq);
+    DevInfo info;
+    if (rte_pmd_mlx5async_dev_info(p.dev, &info) == 0)
+        nq = info.queues;
+    int first = queue < 0 ? 0 : queue, last = queue < 0 ? int(nq) - 1 : queue;
+    std::vector<rte_vdpa_stat> st(nnames);
+    for (int q = first; q <= last; q++) {
+        int n = rte_vdpa_get_stats(p.dev, uint16_t(q), st.data(), unsigned(nnames));
+        if (n < 0) {
+            printf("  vq %-4d counters unavailable (%d)\n", q, n);
+            continue;
+        }
+        printf("  vq %-4d", q);
+        for (int i = 0; i < n; i++)
+            printf(" %s: %-10" PRIu64, st[i].id < unsigned(nnames) ? names[st[i].id].name : "?",
+                   st[i].value);
+        printf("\n");
+    }
+}
+
+void print_op(const std::vector<Port*>& ps, rte_pmd_mlx5async_op op, const OpResult& r) {
+    printf("\n  %s of %zu device(s): %s, %.3f ms", op_label(op), ps.size(),
+           r.ok() ? "ok" : "FAILED", r.ms);
+    if (r.rc < 0)
+        printf(" (%s)", strerror(-r.rc));
+    else if (r.queues == 0)
+        printf(" (no virtq in the state this operation applies to)");
+    printf("\n  %-20s %6s %6s %6s %5s %9s %9s %9s %9s %9s %7s\n", "device", "vqs", "cmds",
+           "failed", "peak", "total_ms", "prepare", "firmware", "vhost", "ideal_ms", "x_ideal");
+    for (size_t i = 0; i < ps.size(); i++) {
+        const auto& t = r.timings[i];
+        printf("  %-20s %6u %6u %6u %5u %9.3f %9.3f %9.3f %9.3f %9.3f %7s\n", ps[i]->name.c_str(),
+               t.queues, t.commands, t.failed, t.peak_inflight, ms(t.total_ns), ms(t.prepare_ns),
+               ms(t.firmware_ns), ms(t.vhost_ns), ms(t.ideal_ns),
+               ratio(ms(t.total_ns), ms(t.ideal_ns)).c_str());
+    }
+}
+
+void print_cycle_line(uint32_t i, uint32_t n, const OpResult& s, const OpResult& r) {
+    printf("  cycle %u/%u: suspend %.3f ms (%u vqs, %u cmds, %u failed%s)  resume %.3f ms (%u vqs, "
+           "%u cmds, %u failed%s)  %s\n",
+           i, n, s.ms, s.queues, s.commands, s.failed, s.rc < 0 ? ", error" : "", r.ms, r.queues,
+           r.commands, r.failed, r.rc < 0 ? ", error" : "", s.ok() && r.ok() ? "ok" : "FAILED");
+}
+
+void print_cycle_summary(const std::vector<Port*>& ps, const CycleRun& run) {
+    std::string what = ps.size() == 1 ? ps[0]->name : std::to_string(ps.size()) + " devices";
+    banner("cycles on %s", what.c_str());
+    printf("  strategy: %s  max_inflight: %u  virtqs: %u  cycles: %u  failed cycles: %u\n",
+           run.key.strategy.c_str(), run.key.max_inflight, run.key.queues, run.cycles,
+           run.failed_cycles);
+    printf("  %-9s %6s %6s %9s %9s %9s %9s %9s %12s\n", "operation", "count", "failed", "min_ms",
+           "median_ms", "p99_ms", "max_ms", "ideal_ms", "median/ideal");
+    for (int op = 0; op < 2; op++) {
+        SummaryStats st = summarize(run.ops[op]);
+        if (st.samples == 0) {
+            printf("  %-9s %6zu %6" PRIu64 "   (no successful sample)\n", op_label(op), st.samples,
+                   st.failures);
+            continue;
+        }
+        char ideal[32] = "n/a";
+        if (st.ideal > 0)
+            snprintf(ideal, sizeof(ideal), "%.3f", st.ideal);
+        printf("  %-9s %6zu %6" PRIu64 " %9.3f %9.3f %9.3f %9.3f %9s %12s\n", op_label(op),
+               st.samples, st.failures, st.min, st.median, st.p99, st.max, ideal,
+               ratio(st.median, st.ideal).c_str());
+    }
+}
+
+void print_strategy_table(const std::vector<StrategyColumn>& cols) {
+    if (cols.empty())
+        return;
+    printf("\n| operation |");
+    for (const auto& c : cols)
+        printf(" %s |", c.strategy.c_str());
+    printf(" reduction |\n|---|");
+    for (size_t i = 0; i < cols.size(); i++)
+        printf("---|");
+    printf("---|\n");
+    for (int op = 0; op < 2; op++) {
+        printf("| %-9s |", op_label(op));
+        for (const auto& c : cols) {
+            if (c.ops[op].samples)
+                printf(" %.3f ms |", c.ops[op].median);
+            else
+                printf(" failed |");
+        }
+        // Reduction: median of the first strategy over median of the last.
+        const auto &a = cols.front().ops[op], &b = cols.back().ops[op];
+        if (cols.size() > 1 && a.samples && b.samples && b.median > 0)
+            printf(" %.1fx |\n", a.median / b.median);
+        else
+            printf(" n/a |\n");
+    }
+    printf("(medians of wall-clock time per call; reduction = %s / %s)\n",
+           cols.front().strategy.c_str(), cols.back().strategy.c_str());
+}
+
+namespace {
+
+void json_stats(JsonWriter& w, const SummaryStats& st) {
+    w.field("samples", uint64_t(st.samples));
+    for (auto [k, v] : {std::pair{"min_ms", st.min}, {"median_ms", st.median}, {"p99_ms", st.p99},
+                        {"max_ms", st.max}}) {
+        w.key(k);
+        st.samples ? w.number(v) : w.null();
+    }
+    w.key("ideal_ms");
+    st.ideal > 0 ? w.number(st.ideal) : w.null();
+    w.key("measured_over_ideal");
+    st.ideal > 0 && st.samples ? w.number(st.median / st.ideal) : w.null();
+    w.field("failures", st.failures);
+}
+
+}  // namespace
+
+int write_json(App& app, const std::string& file) {
+    FILE* f = fopen(file.c_str(), "w");
+    if (f == nullptr) {
+        printf("error: cannot write %s: %s\n", file.c_str(), strerror(errno));
+        return -errno;
+    }
+    RunInfo ri;
+    if (app.run_info)
+        ri = *app.run_info;
+    JsonWriter w(f);
+    w.begin_object();
+    w.field("tool", "vdpa-testpmd");
+    w.field("schema_version", uint64_t(1));
+    w.field("profile", ri.profile.c_str());
+    w.field("devices", uint64_t(app.ports.size()));
+    w.field("queues", ri.queues);
+    w.field("max_inflight", ri.max_inflight);
+    w.field("fw_max_inflight", ri.fw_max_inflight);
+    w.field("modify_ms", ri.modify_ms);
+    w.field("query_ms", ri.query_ms);
+    w.field("cycles_ok", app.cycles_ok);
+    w.field("cycles_failed", app.cycles_failed);
+    w.key("results");
+    w.begin_array();
+    for (const auto& [key, sets] : app.results) {
+        for (int op = 0; op < 2; op++) {
+            w.begin_object();
+            w.field("strategy", key.strategy.c_str());
+            w.field("op", op_label(op));
+            w.field("devices", key.devices);
+            w.field("queues", key.queues);
+            w.field("max_inflight", key.max_inflight);
+            json_stats(w, summarize(sets[op]));
+            w.end_object();
+        }
+    }
+    w.end_array();
+    w.end_object();
+    bool ok = w.finish();
+    if (fclose(f) != 0 || !ok) {
+        printf("error: writing %s failed\n", file.c_str());
+        return -EIO;
+    }
+    printf("results written to %s\n", file.c_str());
+    return 0;
+}
+
+}  // namespace vdpa_testpmd

@@ -1,0 +1,237 @@
+// vdpa-testpmd: Chrome trace event output (Trace Event Format, JSON object
+// form: {"traceEvents": [...]}, timestamps in microseconds).
+#include "trace.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+
+#include "app.hpp"
+#include "json.hpp"
+
+namespace vdpa_testpmd {
+
+namespace {
+
+// PRM opcode names (PRM names verbatim, as drivers/common/prm/opcodes.hpp).
+const char* opcode_name(uint16_t op) {
+    switch (op) {
+    case 0x100: return "QUERY_HCA_CAP";
+    case 0x200: return "CREATE_MKEY";
+    case 0x202: return "DESTROY_MKEY";
+    case 0x800: return "ALLOC_PD";
+    case 0x801: return "DEALLOC_PD";
+    case 0x802: return "ALLOC_UAR";
+    case 0x803: return "DEALLOC_UAR";
+    case 0x816: return "ALLOC_TRANSPORT_DOMAIN";
+    case 0x817: return "DEALLOC_TRANSPORT_DOMAIN";
+    case 0x912: return "CREATE_TIS";
+    case 0x914: return "DESTROY_TIS";
+    case 0xa00: return "CREATE_GENERAL_OBJECT";
+    case 0xa01: return "MODIFY_GENERAL_OBJECT";
+    case 0xa02: return "QUERY_GENERAL_OBJECT";
+    case 0xa03: return "DESTROY_GENERAL_OBJECT";
+    case 0xa08: return "CREATE_UMEM";
+    case 0xa0a: return "DESTROY_UMEM";
+    }
+    return "UNKNOWN_OPCODE";
+}
+
+// PRM command status names; 0xff is the API's "timed out / no answer".
+const char* status_name(uint8_t st) {
+    switch (st) {
+    case 0x0: return "OK";
+    case 0x1: return "INT_ERR";
+    case 0x2: return "BAD_OP_ERR";
+    case 0x3: return "BAD_PARAM_ERR";
+    case 0x4: return "BAD_SYS_STATE_ERR";
+    case 0x5: return "BAD_RES_ERR";
+    case 0x6: return "RES_BUSY";
+    case 0x7: return "NOT_READY";
+    case 0x8: return "LIM_ERR";
+    case 0x9: return "BAD_RES_STATE_ERR";
+    case 0xa: return "IX_ERR";
+    case 0xf: return "NO_RES_ERR";
+    case 0x10: return "BAD_QP_STATE_ERR";
+    case 0x30: return "BAD_PKT_ERR";
+    case 0x40: return "BAD_SIZE_OUTS_CQES_ERR";
+    case 0x50: return "BAD_INP_LEN_ERR";
+    case 0x51: return "BAD_OUTP_LEN_ERR";
+    case 0xff: return "TIMEOUT";
+    }
+    return "UNKNOWN_STATUS";
+}
+
+const char* op_name(unsigned op) {
+    return op == RTE_PMD_MLX5ASYNC_OP_SUSPEND ? "suspend"
+           : op == RTE_PMD_MLX5ASYNC_OP_RESUME ? "resume"
+                                               : "other";
+}
+
+}  // namespace
+
+void Trace::start(const std::vector<Port*>& ports) {
+    events_.clear();
+    tids_.clear();
+    commands_issued_ = op_spans_ = other_spans_ = 0;
+    active_ = true;
+    t0_ns_ = now_ns();
+    for (Port* p : ports)
+        add_device(*p);
+}
+
+void Trace::add_device(Port& p) {
+    if (!active_)
+        return;
+    int rc = rte_pmd_mlx5async_trace_enable(p.dev, true);
+    if (rc < 0) {
+        printf("error: %s: cannot enable command tracing (%d)\n", p.name.c_str(), rc);
+        return;
+    }
+    // Spans recorded before this start belong to no trace of ours.
+    rte_pmd_mlx5async_cmd_span buf[256];
+    while (rte_pmd_mlx5async_trace_read(p.dev, buf, 256) == 256) {
+    }
+}
+
+void Trace::stop(const std::vector<Port*>& ports) {
+    if (!active_)
+        return;
+    for (Port* p : ports) {
+        drain(*p);
+        rte_pmd_mlx5async_trace_enable(p->dev, false);
+    }
+    active_ = false;
+}
+
+void Trace::drain(Port& p) {
+    rte_pmd_mlx5async_cmd_span buf[256];
+    for (;;) {
+        int n = rte_pmd_mlx5async_trace_read(p.dev, buf, 256);
+        if (n < 0) {
+            printf("error: %s: cannot read the command trace (%d)\n", p.name.c_str(), n);
+            return;
+        }
+        for (int i = 0; i < n; i++)
+            add_span(p, buf[i]);
+        if (n < 256)
+            return;
+    }
+}
+
+void Trace::add_span(const Port& p, const rte_pmd_mlx5async_cmd_span& s) {
+    int tid = s.queue >= 0 ? 1 + s.queue : kOtherTid;
+    if (s.op <= RTE_PMD_MLX5ASYNC_OP_RESUME)
+        op_spans_++;
+    else
+        other_spans_++;
+    char args[256];
+    snprintf(args, sizeof(args),
+             "{\"status\":\"%s\",\"status_code\":%u,\"opcode\":\"0x%x\",\"obj_id\":%" PRIu32
+             ",\"queue\":%d,\"batch\":\"%s\"}",
+             status_name(s.status), s.status, s.opcode, s.obj_id, s.queue, op_name(s.op));
+    uint64_t end = std::max(s.end_ns, s.submit_ns);
+    events_.push_back({opcode_name(s.opcode), "fw", args, p.index + 1, tid, s.submit_ns,
+                       end - s.submit_ns});
+    if (tids_.size() <= p.index)
+        tids_.resize(p.index + 1);
+    auto& t = tids_[p.index];
+    if (std::find(t.begin(), t.end(), tid) == t.end())
+        t.push_back(tid);
+}
+
+void Trace::record_op(const std::vector<Port*>& ps, rte_pmd_mlx5async_op op,
+                      uint64_t call_begin, uint64_t call_end,
+                      const std::vector<rte_pmd_mlx5async_timing>& timings) {
+    if (!active_)
+        return;
+    for (size_t i = 0; i < ps.size(); i++) {
+        Port& p = *ps[i];
+        size_t before = events_.size();
+        drain(p);
+        const auto& t = timings[i];
+        commands_issued_ += t.commands;
+        // The PMD reports phase durations; place the firmware phase at the
+        // first command of this call, prepare just before it, vhost after.
+        uint64_t fw_begin = UINT64_MAX;
+        for (size_t e = before; e < events_.size(); e++)
+            if (events_[e].ts_ns >= call_begin)
+                fw_begin = std::min(fw_begin, events_[e].ts_ns);
+        if (fw_begin == UINT64_MAX)
+            fw_begin = call_begin + t.prepare_ns;
+        uint64_t prep_begin = fw_begin >= t.prepare_ns ? fw_begin - t.prepare_ns : fw_begin;
+        prep_begin = std::max(prep_begin, call_begin);
+        char args[200];
+        snprintf(args, sizeof(args),
+                 "{\"queues\":%u,\"commands\":%u,\"failed\":%u,\"peak_inflight\":%u,"
+                 "\"ideal_ms\":%.3f}",
+                 t.queues, t.commands, t.failed, t.peak_inflight, double(t.ideal_ns) / 1e6);
+        events_.push_back({op_name(op), "op", args, p.index + 1, 0, call_begin,
+                           call_end - call_begin});
+        events_.push_back({"prepare", "phase", "{}", p.index + 1, 0, prep_begin, t.prepare_ns});
+        events_.push_back({"firmware", "phase", "{}", p.index + 1, 0, fw_begin, t.firmware_ns});
+        events_.push_back({"vhost", "phase", "{}", p.index + 1, 0, fw_begin + t.firmware_ns,
+                           t.vhost_ns});
+        if (tids_.size() <= p.index)
+            tids_.resize(p.index + 1);
+        if (std::find(tids_[p.index].begin(), tids_[p.index].end(), 0) == tids_[p.index].end())
+            tids_[p.index].push_back(0);
+    }
+}
+
+int Trace::save(const std::string& file, const std::vector<Port*>& ports) {
+    if (active_)
+        for (Port* p : ports)
+            drain(*p);
+    FILE* f = fopen(file.c_str(), "w");
+    if (f == nullptr) {
+        printf("error: cannot write trace file %s: %s\n", file.c_str(), strerror(errno));
+        return -errno;
+    }
+    JsonWriter w(f);
+    w.begin_object();
+    w.key("displayTimeUnit");
+    w.string("ms");
+    w.key("otherData");
+    w.begin_object();
+    w.field("tool", "vdpa-testpmd");
+    w.field("command_spans", op_spans_ + other_spans_);
+    w.field("commands_issued", commands_issued_);
+    w.end_object();
+    w.key("traceEvents");
+    w.begin_array();
+    for (size_t pid = 0; pid < tids_.size(); pid++) {
+        if (tids_[pid].empty())
+            continue;
+        w.metadata(unsigned(pid + 1), 0, "process_name", ports.size() > pid
+                                                             ? ports[pid]->name.c_str()
+                                                             : "device");
+        for (int tid : tids_[pid]) {
+            std::string n = tid == 0 ? "driver phases"
+                            : tid == kOtherTid ? "device commands"
+                                               : "vq " + std::to_string(tid - 1);
+            w.metadata(unsigned(pid + 1), tid, "thread_name", n.c_str());
+            w.metadata_sort(unsigned(pid + 1), tid);
+        }
+    }
+    for (const Event& e : events_) {
+        double ts = (double(e.ts_ns) - double(t0_ns_)) / 1e3;
+        w.complete_event(e.name.c_str(), e.cat.c_str(), e.pid, e.tid, ts, double(e.dur_ns) / 1e3,
+                         e.args.c_str());
+    }
+    w.end_array();
+    w.end_object();
+    bool ok = w.finish();
+    if (fclose(f) != 0 || !ok) {
+        printf("error: writing trace file %s failed\n", file.c_str());
+        return -EIO;
+    }
+    printf("trace: %" PRIu64 " command spans (%" PRIu64 " in suspend/resume batches, %" PRIu64
+           " commands issued by them) written to %s\n",
+           op_spans_ + other_spans_, op_spans_, commands_issued_, file.c_str());
+    return 0;
+}
+
+}  // namespace vdpa_testpmd
