@@ -1,0 +1,161 @@
+// DevxApi entries: async QUERY completions, DevX event channels; the table.
+#include <cerrno>
+#include <cstring>
+
+#include "api_internal.hpp"
+#include "common/prm/field.hpp"
+#include "common/prm/opcodes.hpp"
+#include "emu.hpp"
+
+namespace mlx5async::emu::detail {
+namespace {
+
+using prm::Opcode;
+constexpr size_t kHdr = 16;
+constexpr size_t kMaxEvents = 16;  // devx.c MAX_NUM_EVENTS
+
+}  // namespace
+
+mlx5dv_devx_cmd_comp* create_cmd_comp(ibv_context* c) {
+    ContextImpl* ctx = ctx_of(c);
+    if (!ctx) return nullptr;
+    auto q = FdQueue::create();
+    if (!q) {
+        errno = q.error().sys_errno;
+        return nullptr;
+    }
+    auto* h = new CmdCompHandle{};
+    h->pub.fd = (*q)->fd();
+    h->magic = kCompMagic;
+    h->impl = new QueueImpl{std::move(*q), ctx};
+    return &h->pub;
+}
+
+void destroy_cmd_comp(mlx5dv_devx_cmd_comp* cc) {
+    auto* h = handle_cast<CmdCompHandle>(cc, kCompMagic);
+    if (!h) return;
+    h->impl->q->close();  // completions still in flight are dropped
+    h->magic = 0;
+    delete h->impl;
+    delete h;
+}
+
+int obj_query_async(mlx5dv_devx_obj* o, const void* in, size_t inlen, size_t outlen,
+                    uint64_t wr_id, mlx5dv_devx_cmd_comp* cc) {
+    auto* h = handle_cast<ObjHandle>(o, kObjMagic);
+    auto* comp = handle_cast<CmdCompHandle>(cc, kCompMagic);
+    if (!h || !comp || !in || inlen < kHdr || outlen < kHdr || outlen > 0xffff)
+        return fail_errno(EINVAL);
+    auto i = std::span(static_cast<const std::byte*>(in), inlen);
+    // devx.c ASYNC_QUERY: vhca_tunnel_id 0, a query opcode, the handle's object.
+    if (prm::get_bits(i, 32, 16) || prm::get_bits(i, 0, 16) != uint16_t(Opcode::QUERY_GENERAL_OBJECT) ||
+        prm::get_bits(i, 48, 16) != h->obj_type || prm::get_bits(i, 64, 32) != h->obj_id)
+        return fail_errno(EINVAL);
+    ContextImpl* ctx = h->ctx;
+    std::vector<std::byte> inbuf(i.begin(), i.end());  // the kernel copies the input
+    auto q = comp->impl->q;
+    CmdDesc d{uint16_t(Opcode::QUERY_GENERAL_OBJECT), h->obj_type, h->obj_id};
+    int rc = ctx->dev->execute_async(
+        d, [ctx, q, wr_id, outlen, inbuf = std::move(inbuf)](bool aborted, const FaultDecision& dec) {
+            // struct mlx5dv_devx_async_cmd_hdr: wr_id, then the PRM output.
+            std::vector<std::byte> rec(sizeof(uint64_t) + outlen);
+            std::memcpy(rec.data(), &wr_id, sizeof wr_id);
+            auto out = std::span(rec).subspan(sizeof(uint64_t));
+            CmdOutcome r = run_mailbox(*ctx, inbuf, out, aborted, dec, nullptr);
+            q->push(std::move(rec));
+            return r;
+        });
+    return rc ? fail_errno(rc) : 0;
+}
+
+int get_async_cmd_comp(mlx5dv_devx_cmd_comp* cc, mlx5dv_devx_async_cmd_hdr* resp, size_t len) {
+    auto* h = handle_cast<CmdCompHandle>(cc, kCompMagic);
+    if (!h || !resp) return fail_errno(EINVAL);
+    ssize_t n = h->impl->q->pop(resp, len);
+    if (n < 0) return fail_errno(int(-n));
+    if (size_t(n) < sizeof(*resp)) return fail_errno(EINVAL);
+    return 0;
+}
+
+mlx5dv_devx_event_channel* create_event_channel(ibv_context* c,
+                                                mlx5dv_devx_create_event_channel_flags flags) {
+    ContextImpl* ctx = ctx_of(c);
+    if (!ctx) return nullptr;
+    if (flags & ~MLX5DV_DEVX_CREATE_EVENT_CHANNEL_FLAGS_OMIT_EV_DATA) {
+        errno = EINVAL;
+        return nullptr;
+    }
+    auto q = FdQueue::create();
+    if (!q) {
+        errno = q.error().sys_errno;
+        return nullptr;
+    }
+    auto* h = new ChannelHandle{};
+    h->pub.fd = (*q)->fd();
+    h->magic = kChanMagic;
+    h->impl = new QueueImpl{std::move(*q), ctx};
+    h->omit_data = flags & MLX5DV_DEVX_CREATE_EVENT_CHANNEL_FLAGS_OMIT_EV_DATA;
+    return &h->pub;
+}
+
+void destroy_event_channel(mlx5dv_devx_event_channel* ch) {
+    auto* h = handle_cast<ChannelHandle>(ch, kChanMagic);
+    if (!h) return;
+    h->impl->ctx->dev->state().events.drop_channel(h->impl->q.get());
+    h->impl->q->close();
+    h->magic = 0;
+    delete h->impl;
+    delete h;
+}
+
+// Only OBJECT_CHANGE on an object is supported; unaffiliated events (obj
+// NULL) and other numbers fail with EINVAL, as the kernel's is_valid_events()
+// for a device whose event caps do not list them.
+int subscribe_devx_event(mlx5dv_devx_event_channel* ch, mlx5dv_devx_obj* o, uint16_t events_sz,
+                         uint16_t events_num[], uint64_t cookie) {
+    auto* h = handle_cast<ChannelHandle>(ch, kChanMagic);
+    auto* obj = handle_cast<ObjHandle>(o, kObjMagic);
+    size_t n = events_sz / sizeof(uint16_t);
+    if (!h || !obj || !events_num || n == 0 || n > kMaxEvents) return fail_errno(EINVAL);
+    for (size_t k = 0; k < n; ++k)
+        if (events_num[k] != prm::kEventObjectChange) return fail_errno(EINVAL);
+    for (size_t k = 0; k < n; ++k)
+        h->impl->ctx->dev->state().events.subscribe(
+            {h->impl->q, h->omit_data, obj->obj_type, obj->obj_id, events_num[k], cookie});
+    return 0;
+}
+
+ssize_t get_event(mlx5dv_devx_event_channel* ch, mlx5dv_devx_async_event_hdr* data, size_t len) {
+    auto* h = handle_cast<ChannelHandle>(ch, kChanMagic);
+    if (!h || !data) {
+        errno = EINVAL;
+        return -1;
+    }
+    ssize_t n = h->impl->q->pop(data, len);
+    if (n < 0) {
+        errno = int(-n);
+        return -1;
+    }
+    return n;
+}
+
+}  // namespace mlx5async::emu::detail
+
+namespace mlx5async::emu {
+
+const devx::DevxApi& api() {
+    using namespace detail;
+    static const devx::DevxApi table{
+        "mlx5emu",
+        get_device_list, free_device_list, get_device_name, is_supported, open_device, close_device,
+        alloc_pd, dealloc_pd, init_obj,
+        general_cmd, obj_create, obj_query, obj_modify, obj_destroy,
+        umem_reg, umem_dereg,
+        alloc_uar, free_uar, alloc_var, free_var,
+        create_cmd_comp, destroy_cmd_comp, obj_query_async, get_async_cmd_comp,
+        create_event_channel, destroy_event_channel, subscribe_devx_event, get_event,
+    };
+    return table;
+}
+
+}  // namespace mlx5async::emu

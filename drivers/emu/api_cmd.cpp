@@ -1,0 +1,182 @@
+// DevxApi entries: DevX commands (general_cmd, obj_*) and umem registration.
+// Checks the Linux kernel makes before a command reaches the firmware
+// (drivers/infiniband/hw/mlx5/devx.c) fail with an errno here; everything
+// else goes to the emulated firmware and fails with EREMOTEIO + PRM status.
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "api_internal.hpp"
+#include "common/prm/field.hpp"
+#include "common/prm/general_obj.hpp"
+#include "common/prm/opcodes.hpp"
+#include "common/prm/status.hpp"
+#include "dispatch.hpp"
+
+namespace mlx5async::emu::detail {
+namespace {
+
+using prm::Opcode;
+
+constexpr size_t kHdr = 16;  // general_obj_in/out_cmd_hdr: uverbs minimum sizes
+
+std::span<const std::byte> bytes(const void* p, size_t n) {
+    return {static_cast<const std::byte*>(p), n};
+}
+std::span<std::byte> bytes(void* p, size_t n) { return {static_cast<std::byte*>(p), n}; }
+
+uint16_t opcode_of(std::span<const std::byte> in) { return uint16_t(prm::get_bits(in, 0, 16)); }
+uint16_t obj_type_of(std::span<const std::byte> in) { return uint16_t(prm::get_bits(in, 48, 16)); }
+uint32_t obj_id_of(std::span<const std::byte> in) { return uint32_t(prm::get_bits(in, 64, 32)); }
+bool tunnel_set(std::span<const std::byte> in) { return prm::get_bits(in, 32, 16) != 0; }
+
+bool is_object_opcode(uint16_t op) {
+    return (op >= uint16_t(Opcode::CREATE_GENERAL_OBJECT) &&
+            op <= uint16_t(Opcode::DESTROY_GENERAL_OBJECT)) ||
+           op == uint16_t(Opcode::CREATE_UMEM) || op == uint16_t(Opcode::DESTROY_UMEM);
+}
+
+// devx_is_obj_create_cmd (subset the emulator knows of).
+bool is_create_opcode(uint16_t op) {
+    switch (Opcode(op)) {
+    case Opcode::CREATE_GENERAL_OBJECT:
+    case Opcode::CREATE_MKEY:
+    case Opcode::CREATE_TIS:
+    case Opcode::ALLOC_TRANSPORT_DOMAIN: return true;
+    default: return false;
+    }
+}
+
+// Blocking mailbox command on an object handle (modify/query).
+int obj_cmd(mlx5dv_devx_obj* o, Opcode expect, const void* in, size_t inlen, void* out,
+            size_t outlen) {
+    auto* h = handle_cast<ObjHandle>(o, kObjMagic);
+    if (!h || !in || !out || inlen < kHdr || outlen < kHdr) return fail_errno(EINVAL);
+    auto i = bytes(in, inlen);
+    // devx_is_obj_modify/query_cmd, devx_is_valid_obj_id, vhca_tunnel_id.
+    if (opcode_of(i) != uint16_t(expect) || obj_type_of(i) != h->obj_type ||
+        obj_id_of(i) != h->obj_id || tunnel_set(i))
+        return fail_errno(EINVAL);
+    auto ob = bytes(out, outlen);
+    std::memset(out, 0, outlen);
+    CmdDesc d{uint16_t(expect), h->obj_type, h->obj_id};
+    CmdOutcome r = h->ctx->dev->execute(d, [&](bool aborted, const FaultDecision& dec) {
+        return run_mailbox(*h->ctx, i, ob, aborted, dec, nullptr);
+    });
+    return r.err ? fail_errno(r.err) : 0;
+}
+
+}  // namespace
+
+int general_cmd(ibv_context* c, const void* in, size_t inlen, void* out, size_t outlen) {
+    ContextImpl* ctx = ctx_of(c);
+    if (!ctx) return EINVAL;
+    if (!in || !out || inlen < kHdr || outlen < kHdr) return fail_errno(EINVAL);
+    auto i = bytes(in, inlen);
+    if (is_object_opcode(opcode_of(i))) return fail_errno(EINVAL);  // devx_is_general_cmd
+    auto ob = bytes(out, outlen);
+    std::memset(out, 0, outlen);
+    CmdDesc d{opcode_of(i), 0, 0};
+    CmdOutcome r = ctx->dev->execute(d, [&](bool aborted, const FaultDecision& dec) {
+        return run_mailbox(*ctx, i, ob, aborted, dec, nullptr);
+    });
+    return r.err ? fail_errno(r.err) : 0;
+}
+
+mlx5dv_devx_obj* obj_create(ibv_context* c, const void* in, size_t inlen, void* out,
+                            size_t outlen) {
+    ContextImpl* ctx = ctx_of(c);
+    if (!ctx) return nullptr;
+    auto i = bytes(in, inlen);
+    if (!in || !out || inlen < kHdr || outlen < kHdr || !is_create_opcode(opcode_of(i)) ||
+        tunnel_set(i)) {
+        errno = EINVAL;
+        return nullptr;
+    }
+    auto ob = bytes(out, outlen);
+    std::memset(out, 0, outlen);
+    uint16_t type = opcode_of(i) == uint16_t(Opcode::CREATE_GENERAL_OBJECT) ? obj_type_of(i) : 0;
+    uint32_t id = 0;
+    CmdOutcome r = ctx->dev->execute({opcode_of(i), type, 0},
+                                     [&](bool aborted, const FaultDecision& dec) {
+                                         return run_mailbox(*ctx, i, ob, aborted, dec, &id);
+                                     });
+    if (r.err) {
+        errno = r.err;
+        return nullptr;
+    }
+    auto* h = new ObjHandle{kObjMagic, ctx, type, id};
+    return reinterpret_cast<mlx5dv_devx_obj*>(h);
+}
+
+int obj_query(mlx5dv_devx_obj* o, const void* in, size_t inlen, void* out, size_t outlen) {
+    return obj_cmd(o, Opcode::QUERY_GENERAL_OBJECT, in, inlen, out, outlen);
+}
+
+int obj_modify(mlx5dv_devx_obj* o, const void* in, size_t inlen, void* out, size_t outlen) {
+    return obj_cmd(o, Opcode::MODIFY_GENERAL_OBJECT, in, inlen, out, outlen);
+}
+
+// As the kernel: the destroy command is built from the create; a firmware
+// failure maps to an errno (mlx5_cmd_exec) and the handle stays valid.
+int obj_destroy(mlx5dv_devx_obj* o) {
+    auto* h = handle_cast<ObjHandle>(o, kObjMagic);
+    if (!h) return fail_errno(EINVAL);
+    std::byte in[kHdr]{};
+    std::byte out[kHdr]{};
+    prm::encode_destroy_general_obj(h->obj_type, h->obj_id, in);
+    CmdDesc d{uint16_t(Opcode::DESTROY_GENERAL_OBJECT), h->obj_type, h->obj_id};
+    CmdOutcome r = h->ctx->dev->execute(d, [&](bool aborted, const FaultDecision& dec) {
+        return run_mailbox(*h->ctx, in, out, aborted, dec, nullptr);
+    });
+    if (r.err && r.err != EREMOTEIO) return fail_errno(r.err);  // ENXIO, EBUSY
+    if (r.status) return fail_errno(prm::status_to_errno(r.status));
+    h->magic = 0;
+    delete h;
+    return 0;
+}
+
+mlx5dv_devx_umem* umem_reg(ibv_context* c, void* addr, size_t size, uint32_t access) {
+    ContextImpl* ctx = ctx_of(c);
+    if (!ctx) return nullptr;
+    if (!addr || size == 0) {  // ib_umem_get refuses
+        errno = EINVAL;
+        return nullptr;
+    }
+    uint32_t id = 0;
+    CmdOutcome r = run_resource(*ctx, {uint16_t(Opcode::CREATE_UMEM), 0, 0}, [&](DeviceState& st) {
+        auto u = st.umems.insert(UmemObj{ctx->id, uint64_t(uintptr_t(addr)), size, access, 0});
+        if (!u) return Result<void>(unexpected(u.error()));
+        id = *u;
+        return Result<void>();
+    });
+    if (r.err) {
+        errno = r.err;
+        return nullptr;
+    }
+    auto* h = new UmemHandle{};
+    h->pub.umem_id = id;
+    h->magic = kUmemMagic;
+    h->ctx = ctx;
+    return &h->pub;
+}
+
+int umem_dereg(mlx5dv_devx_umem* u) {
+    auto* h = handle_cast<UmemHandle>(u, kUmemMagic);
+    if (!h) return fail_errno(EINVAL);
+    uint32_t id = h->pub.umem_id;
+    CmdOutcome r = run_resource(*h->ctx, {uint16_t(Opcode::DESTROY_UMEM), 0, id}, [&](DeviceState& st) {
+        auto um = st.umems.find(id);
+        if (!um) return Result<void>(unexpected(um.error()));
+        if (um->refs)
+            return Result<void>(fw_fail(prm::Status::RES_BUSY, syndrome::kObjectInUse, "umem in use"));
+        st.umems.erase(id);
+        return Result<void>();
+    });
+    if (r.err) return fail_errno(r.err);
+    h->magic = 0;
+    delete h;
+    return 0;
+}
+
+}  // namespace mlx5async::emu::detail

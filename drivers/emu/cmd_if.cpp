@@ -1,0 +1,270 @@
+#include "cmd_if.hpp"
+
+#include <algorithm>
+#include <cerrno>
+
+#include "common/base/named_thread.hpp"
+#include "common/prm/opcodes.hpp"
+#include "common/prm/status.hpp"
+#include "syndrome.hpp"
+
+namespace mlx5async::emu {
+
+using prm::Opcode;
+
+struct CommandInterface::Pending {
+    CmdDesc desc;
+    CmdTiming timing;
+    CmdFn fn;
+    bool async = false;
+    bool throttled = false;
+    bool started = false;
+    int64_t due = 0;
+    TraceEntry tr;
+};
+
+CommandInterface::CommandInterface(const Profile& p, Clock& clock, Trace& trace,
+                                   uint32_t dev_index)
+    : profile_(p),
+      clock_(clock),
+      trace_(trace),
+      free_slots_(p.cmd_slots),
+      throttle_free_(p.max_inflight),
+      rng_(p.seed) {
+    fw_ = make_named_thread("emu-fw" + std::to_string(dev_index), [this] { fw_loop(); });
+}
+
+CommandInterface::~CommandInterface() { shutdown(); }
+
+bool CommandInterface::throttled(uint16_t opcode) {
+    // mlx5_cmd_is_throttle_opcode: the general-object commands.
+    switch (Opcode(opcode)) {
+    case Opcode::CREATE_GENERAL_OBJECT:
+    case Opcode::MODIFY_GENERAL_OBJECT:
+    case Opcode::QUERY_GENERAL_OBJECT:
+    case Opcode::DESTROY_GENERAL_OBJECT: return true;
+    default: return false;
+    }
+}
+
+int64_t CommandInterface::latency_ns(uint16_t opcode) {
+    const Timing& t = profile_.timing;
+    uint32_t us = t.general_us;
+    switch (Opcode(opcode)) {
+    case Opcode::CREATE_GENERAL_OBJECT: us = t.create_us; break;
+    case Opcode::MODIFY_GENERAL_OBJECT: us = t.modify_us; break;
+    case Opcode::QUERY_GENERAL_OBJECT: us = t.query_us; break;
+    case Opcode::DESTROY_GENERAL_OBJECT: us = t.destroy_us; break;
+    case Opcode::CREATE_UMEM:
+    case Opcode::DESTROY_UMEM: us = t.umem_us; break;
+    default: break;
+    }
+    double ns = double(us) * 1000.0;
+    if (t.jitter_pct) {
+        std::uniform_real_distribution<double> u(-1.0, 1.0);
+        ns *= 1.0 + u(rng_) * double(t.jitter_pct) / 100.0;
+    }
+    return int64_t(ns);
+}
+
+// Under mu_. Counts the command and stamps it; the caller handles the token.
+CommandInterface::PendingPtr CommandInterface::admit(const CmdDesc& d, CmdTiming t, CmdFn fn,
+                                                     bool async) {
+    auto p = std::make_shared<Pending>();
+    p->desc = d;
+    p->timing = t;
+    p->fn = std::move(fn);
+    p->async = async;
+    p->throttled = throttled(d.opcode);
+    p->tr.seq = ++seq_;
+    p->tr.opcode = d.opcode;
+    p->tr.obj_type = d.obj_type;
+    p->tr.obj_id = d.obj_id;
+    p->tr.async = async;
+    p->tr.submit_ns = clock_.now_ns();
+    ++counters_.by_opcode[d.opcode];
+    return p;
+}
+
+// Under mu_: hand free slots to the head of the FIFO.
+void CommandInterface::grant_slots() {
+    bool granted = false;
+    while (free_slots_ > 0 && !slot_queue_.empty()) {
+        PendingPtr p = slot_queue_.front();
+        slot_queue_.pop_front();
+        --free_slots_;
+        counters_.peak_slots = std::max(counters_.peak_slots, ++slots_used_);
+        p->started = true;
+        p->tr.start_ns = clock_.now_ns();
+        p->due = p->tr.start_ns + latency_ns(p->desc.opcode) + p->timing.extra_ns;
+        if (!p->timing.hang) due_.insert(p->due);
+        granted = true;
+    }
+    if (granted) cv_.notify_all();
+}
+
+bool CommandInterface::reached(const Pending& p) const {
+    return p.started && !p.timing.hang && clock_.now_ns() >= p.due;
+}
+
+// Under mu_: release what the command held, record it.
+void CommandInterface::finish(Pending& p, const CmdOutcome& o, std::unique_lock<std::mutex>&) {
+    if (p.started) {
+        ++free_slots_;
+        --slots_used_;
+        if (!p.timing.hang) due_.erase(due_.find(p.due));
+    } else {
+        std::erase_if(slot_queue_, [&p](const PendingPtr& q) { return q.get() == &p; });
+    }
+    if (p.throttled) {
+        ++throttle_free_;
+        --inflight_;
+    }
+    ++counters_.completed;
+    p.tr.end_ns = clock_.now_ns();
+    p.tr.status = o.status;
+    p.tr.syndrome = o.syndrome;
+    p.tr.err = o.err;
+    trace_.record(p.tr);
+    grant_slots();
+    cv_.notify_all();
+}
+
+CmdOutcome CommandInterface::run_blocking(const CmdDesc& d, CmdTiming t, CmdFn fn) {
+    std::unique_lock lk(mu_);
+    if (closing_) return {ENXIO, 0, 0};
+    PendingPtr p = admit(d, t, std::move(fn), false);
+    if (p->throttled) {
+        // mlx5_core: down(&throttle_sem) for blocking commands.
+        cv_.wait(lk, [&] { return throttle_free_ > 0 || closing_; });
+        if (closing_) {
+            p->throttled = false;
+            CmdOutcome o{ENXIO, 0, 0};
+            finish(*p, o, lk);
+            return o;
+        }
+        --throttle_free_;
+        counters_.peak_inflight = std::max(counters_.peak_inflight, ++inflight_);
+    }
+    slot_queue_.push_back(p);
+    grant_slots();
+    while (!closing_ && !reached(*p)) clock_.wait_until(lk, cv_, p->timing.hang ? kNever : p->due);
+    bool aborted = !reached(*p);
+    lk.unlock();
+    CmdOutcome o = p->fn(aborted);
+    if (aborted) o.err = ENXIO;
+    lk.lock();
+    finish(*p, o, lk);
+    return o;
+}
+
+int CommandInterface::submit_async(const CmdDesc& d, CmdTiming t, CmdFn fn) {
+    std::unique_lock lk(mu_);
+    if (closing_) return ENXIO;
+    if (throttled(d.opcode) && throttle_free_ == 0) {
+        ++counters_.busy_rejections;
+        ++counters_.by_opcode[d.opcode];
+        return EBUSY;  // mlx5_cmd_exec_cb: down_trylock failed
+    }
+    PendingPtr p = admit(d, t, std::move(fn), true);
+    if (p->throttled) {
+        --throttle_free_;
+        counters_.peak_inflight = std::max(counters_.peak_inflight, ++inflight_);
+    }
+    async_.push_back(p);
+    slot_queue_.push_back(p);
+    grant_slots();
+    cv_.notify_all();
+    return 0;
+}
+
+void CommandInterface::record_rejected(const CmdDesc& d, int err) {
+    std::lock_guard lk(mu_);
+    ++counters_.by_opcode[d.opcode];
+    if (err == EBUSY) ++counters_.busy_rejections;
+}
+
+// Under mu_: an async command whose time has come (any, when closing), or
+// nullptr and the earliest due time.
+CommandInterface::PendingPtr CommandInterface::next_due_async(int64_t& next_due) {
+    next_due = kNever;
+    for (auto it = async_.begin(); it != async_.end(); ++it) {
+        if (closing_ || reached(**it)) {
+            PendingPtr p = *it;
+            async_.erase(it);
+            return p;
+        }
+        if ((*it)->started && !(*it)->timing.hang) next_due = std::min(next_due, (*it)->due);
+    }
+    return nullptr;
+}
+
+void CommandInterface::fw_loop() {
+    std::unique_lock lk(mu_);
+    while (true) {
+        int64_t next_due;
+        PendingPtr p = next_due_async(next_due);
+        if (p) {
+            bool aborted = !reached(*p);
+            lk.unlock();
+            CmdOutcome o = p->fn(aborted);
+            lk.lock();
+            finish(*p, o, lk);
+            continue;
+        }
+        if (closing_) break;
+        clock_.wait_until(lk, cv_, next_due);
+    }
+}
+
+void CommandInterface::shutdown() {
+    {
+        std::lock_guard lk(mu_);
+        closing_ = true;
+        cv_.notify_all();
+    }
+    if (fw_.joinable()) fw_.join();
+    // Blocking callers leave on their own (closing_); wait for them so the
+    // interface outlives every caller inside it.
+    std::unique_lock lk(mu_);
+    cv_.wait(lk, [&] { return slots_used_ == 0 && inflight_ == 0 && slot_queue_.empty(); });
+}
+
+size_t CommandInterface::complete_next(size_t n) {
+    if (!clock_.manual() || n == 0) return 0;
+    int64_t target;
+    size_t count;
+    {
+        std::lock_guard lk(mu_);
+        if (due_.empty()) return 0;
+        count = std::min(n, due_.size());
+        auto it = due_.begin();
+        std::advance(it, count - 1);
+        target = *it;
+        count = size_t(std::distance(due_.begin(), due_.upper_bound(target)));
+    }
+    static_cast<ManualClock&>(clock_).advance_to(target);
+    return count;
+}
+
+bool CommandInterface::wait_running(size_t n, std::chrono::milliseconds timeout) {
+    std::unique_lock lk(mu_);
+    return cv_.wait_for(lk, timeout, [&] { return slots_used_ >= n; });
+}
+
+CmdCounters CommandInterface::counters() const {
+    std::lock_guard lk(mu_);
+    return counters_;
+}
+
+void CommandInterface::wake() {
+    std::lock_guard lk(mu_);
+    cv_.notify_all();
+}
+
+uint32_t CommandInterface::inflight() const {
+    std::lock_guard lk(mu_);
+    return inflight_;
+}
+
+}  // namespace mlx5async::emu

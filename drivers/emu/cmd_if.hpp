@@ -1,0 +1,113 @@
+// The firmware command interface, separate from command semantics: a fixed
+// number of command slots (max_reg_cmds) and the mlx5_core throttle on
+// general-object commands (ceil(max_reg_cmds / 2) in flight). A blocking
+// command waits for a throttle token and a slot, holds the slot for its
+// modelled latency, then runs its semantics. An async QUERY takes a token
+// with try-acquire (EBUSY when full, as mlx5_cmd_exec_cb) and completes on
+// the firmware thread at its due time. Linux: drivers/net/ethernet/mellanox/
+// mlx5/core/cmd.c (throttle_sem, down_trylock -> -EBUSY for callbacks).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "clock.hpp"
+#include "profile.hpp"
+#include "trace.hpp"
+
+namespace mlx5async::emu {
+
+struct CmdDesc {
+    uint16_t opcode = 0;
+    uint16_t obj_type = 0;
+    uint32_t obj_id = 0;
+};
+
+// What the call returns: err is an errno the API returns (0, ENXIO ...);
+// status/syndrome are the PRM values written into the output.
+struct CmdOutcome {
+    int err = 0;
+    uint8_t status = 0;
+    uint32_t syndrome = 0;
+};
+
+struct CmdTiming {
+    int64_t extra_ns = 0;
+    bool hang = false;
+};
+
+// Semantics of one command, run when the command completes. aborted: the
+// device closed first (hung or still waiting); the function must not change
+// device state then, only report.
+using CmdFn = std::function<CmdOutcome(bool aborted)>;
+
+class CommandInterface {
+public:
+    CommandInterface(const Profile& p, Clock& clock, Trace& trace, uint32_t dev_index);
+    ~CommandInterface();
+    CommandInterface(const CommandInterface&) = delete;
+    CommandInterface& operator=(const CommandInterface&) = delete;
+
+    CmdOutcome run_blocking(const CmdDesc& d, CmdTiming t, CmdFn fn);
+    // 0, EBUSY (throttle full) or ENXIO (closed).
+    int submit_async(const CmdDesc& d, CmdTiming t, CmdFn fn);
+    // A command refused before reaching the firmware (fault-injected EBUSY).
+    void record_rejected(const CmdDesc& d, int err);
+
+    // Ends hung and waiting commands (blocking: ENXIO; async: flushed), joins
+    // the firmware thread. Idempotent.
+    void shutdown();
+
+    // Manual clock: moves time to the due time of the n-th earliest running
+    // command; returns how many running commands that releases.
+    size_t complete_next(size_t n);
+    // Blocks until at least n commands hold a slot (or the timeout).
+    bool wait_running(size_t n, std::chrono::milliseconds timeout);
+
+    CmdCounters counters() const;
+    uint32_t inflight() const;
+    // Wakes every waiter (the manual clock's listener).
+    void wake();
+    static bool throttled(uint16_t opcode);
+
+private:
+    struct Pending;
+    using PendingPtr = std::shared_ptr<Pending>;
+
+    int64_t latency_ns(uint16_t opcode);
+    PendingPtr admit(const CmdDesc& d, CmdTiming t, CmdFn fn, bool async);
+    void grant_slots();
+    bool reached(const Pending& p) const;
+    void finish(Pending& p, const CmdOutcome& o, std::unique_lock<std::mutex>& lk);
+    void fw_loop();
+    PendingPtr next_due_async(int64_t& next_due);
+
+    const Profile& profile_;
+    Clock& clock_;
+    Trace& trace_;
+    mutable std::mutex mu_;  // everything below
+    std::condition_variable cv_;
+    uint32_t free_slots_;
+    uint32_t throttle_free_;
+    uint32_t inflight_ = 0;
+    uint32_t slots_used_ = 0;
+    bool closing_ = false;
+    uint64_t seq_ = 0;
+    std::mt19937_64 rng_;
+    std::deque<PendingPtr> slot_queue_;       // admitted, waiting for a slot (FIFO)
+    std::vector<PendingPtr> async_;           // async commands not yet finished
+    std::multiset<int64_t> due_;              // due times of running non-hung commands
+    CmdCounters counters_;
+    std::jthread fw_;
+};
+
+}  // namespace mlx5async::emu

@@ -1,0 +1,142 @@
+#include "device.hpp"
+
+#include <cerrno>
+#include <cstring>
+
+#include "common/prm/opcodes.hpp"
+#include "dispatch.hpp"
+#include "virtq_fsm.hpp"
+
+namespace mlx5async::emu {
+namespace {
+
+std::unique_ptr<Clock> make_clock(ClockKind k) {
+    if (k == ClockKind::Manual) return std::make_unique<ManualClock>();
+    return std::make_unique<SteadyClock>();
+}
+
+constexpr uint16_t kVirtqType = uint16_t(prm::ObjType::VIRTIO_NET_Q);
+
+}  // namespace
+
+Device::Device(std::string name, Profile p, uint32_t index)
+    : name_(std::move(name)),
+      profile_(std::move(p)),
+      clock_(make_clock(profile_.clock)),
+      state_(profile_),
+      cmd_if_(profile_, *clock_, trace_, index) {
+    handle_.magic = kDeviceMagic;
+    handle_.dev = this;
+    handle_.pub.node_type = IBV_NODE_CA;
+    handle_.pub.transport_type = IBV_TRANSPORT_IB;
+    std::snprintf(handle_.pub.name, sizeof handle_.pub.name, "%s", name_.c_str());
+    std::snprintf(handle_.pub.dev_name, sizeof handle_.pub.dev_name, "uverbs-emu%u", index);
+    if (auto* m = dynamic_cast<ManualClock*>(clock_.get()))
+        m->set_listener([this] { cmd_if_.wake(); });
+}
+
+Device::~Device() { close(); }
+
+void Device::close() {
+    closed_ = true;
+    cmd_if_.shutdown();
+}
+
+void Device::advance_clock(std::chrono::nanoseconds d) {
+    if (auto* m = dynamic_cast<ManualClock*>(clock_.get())) m->advance(d.count());
+}
+
+CmdOutcome Device::execute(const CmdDesc& d, SemanticsFn fn) {
+    if (closed_) return {ENXIO, 0, 0};
+    FaultDecision dec = faults_.decide(d.opcode, d.obj_type, d.obj_id);
+    if (dec.busy) {
+        cmd_if_.record_rejected(d, EBUSY);
+        return {EBUSY, 0, 0};
+    }
+    return cmd_if_.run_blocking(d, {dec.extra_ns, dec.hang},
+                                [&fn, dec](bool aborted) { return fn(aborted, dec); });
+}
+
+int Device::execute_async(const CmdDesc& d, SemanticsFn fn) {
+    if (closed_) return ENXIO;
+    FaultDecision dec = faults_.decide(d.opcode, d.obj_type, d.obj_id);
+    if (dec.busy) {
+        cmd_if_.record_rejected(d, EBUSY);
+        return EBUSY;
+    }
+    return cmd_if_.submit_async(d, {dec.extra_ns, dec.hang},
+                                [fn = std::move(fn), dec](bool aborted) { return fn(aborted, dec); });
+}
+
+Result<void> Device::force_virtq_error(uint32_t obj_id, uint8_t error_type) {
+    {
+        std::lock_guard lk(state_.mu);
+        auto vq = state_.virtqs.find(obj_id);
+        if (!vq) return unexpected(vq.error());
+        MLX5A_CHECK(transition(*vq, {prm::VirtqState::ERR, VqCause::DeviceError, error_type},
+                               profile_.virtio.freeze_to_rdy_supported));
+    }
+    auto eqe = object_change_eqe(kVirtqType, obj_id);
+    state_.events.raise(kVirtqType, obj_id, prm::kEventObjectChange, eqe);
+    return {};
+}
+
+Result<VirtqInfo> Device::virtq_info(uint32_t obj_id) {
+    std::lock_guard lk(state_.mu);
+    auto vq = state_.virtqs.find(obj_id);
+    if (!vq) return unexpected(vq.error());
+    return VirtqInfo{vq->state(), vq->attr.hw_available_index, vq->attr.hw_used_index,
+                     vq->error_type(), vq->kicks, vq->attr};
+}
+
+Result<void> Device::advance_virtq(uint32_t obj_id, uint16_t avail_delta, uint16_t used_delta) {
+    std::lock_guard lk(state_.mu);
+    auto vq = state_.virtqs.find(obj_id);
+    if (!vq) return unexpected(vq.error());
+    if (vq->state() != prm::VirtqState::RDY)
+        return fail(Errc::State, "advance_virtq: indexes move only in RDY");
+    vq->attr.hw_available_index = uint16_t(vq->attr.hw_available_index + avail_delta);
+    vq->attr.hw_used_index = uint16_t(vq->attr.hw_used_index + used_delta);
+    return {};
+}
+
+Result<void> Device::kick(uint32_t obj_id) {
+    std::lock_guard lk(state_.mu);
+    auto vq = state_.virtqs.find(obj_id);
+    if (!vq) return unexpected(vq.error());
+    ++vq->kicks.total;
+    if (vq->state() == prm::VirtqState::RDY) ++vq->kicks.delivered;
+    else if (vq->state() != prm::VirtqState::ERR) ++vq->kicks.pending;
+    return {};
+}
+
+Result<UmemInfo> Device::umem_info(uint32_t umem_id) {
+    std::lock_guard lk(state_.mu);
+    auto u = state_.umems.find(umem_id);
+    if (!u) return unexpected(u.error());
+    return UmemInfo{u->addr, u->size, u->refs};
+}
+
+size_t Device::virtq_count() {
+    std::lock_guard lk(state_.mu);
+    return state_.virtqs.size();
+}
+
+void Device::drop_context_objects(uint32_t ctx) {
+    std::lock_guard lk(state_.mu);
+    std::vector<uint32_t> ids;
+    state_.virtqs.for_each([&](uint32_t id, VirtqObj& v) { if (v.ctx == ctx) ids.push_back(id); });
+    for (uint32_t id : ids) remove_virtq(state_, id);
+    auto drop = [ctx](auto& table) {
+        std::vector<uint32_t> v;
+        table.for_each([&](uint32_t id, auto& o) { if (o.ctx == ctx) v.push_back(id); });
+        for (uint32_t id : v) table.erase(id);
+    };
+    drop(state_.counters);
+    drop(state_.umems);
+    drop(state_.pds);
+    drop(state_.uars);
+    drop(state_.vars);
+}
+
+}  // namespace mlx5async::emu

@@ -1,0 +1,119 @@
+// One emulated ConnectX: profile, command interface, semantic state, faults,
+// trace. Tests and the driver's emulator mode reach it via emu::device_of().
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "clock.hpp"
+#include "cmd_if.hpp"
+#include "faults.hpp"
+#include "profile.hpp"
+#include "state.hpp"
+#include "trace.hpp"
+
+namespace mlx5async::emu {
+
+class Device;
+
+// The ibv_device a Device hands out (rdma-core's struct first, so the
+// pointer converts both ways).
+struct DeviceHandle {
+    ibv_device pub;
+    uint32_t magic;
+    Device* dev;
+};
+inline constexpr uint32_t kDeviceMagic = 0x454d5544;  // "EMUD"
+
+struct VirtqInfo {
+    prm::VirtqState state = prm::VirtqState::INIT;
+    uint16_t hw_available_index = 0;
+    uint16_t hw_used_index = 0;
+    uint8_t error_type = 0;
+    KickCounters kicks;
+    prm::VirtqAttr attr;  // the stored context
+};
+
+struct UmemInfo {
+    uint64_t addr = 0;
+    uint64_t size = 0;
+    uint32_t refs = 0;
+};
+
+// A command's semantics, given the fault decision and whether it was aborted.
+using SemanticsFn = std::function<CmdOutcome(bool aborted, const FaultDecision&)>;
+
+class Device : public std::enable_shared_from_this<Device> {
+public:
+    Device(std::string name, Profile p, uint32_t index);
+    ~Device();
+    Device(const Device&) = delete;
+    Device& operator=(const Device&) = delete;
+
+    const std::string& name() const { return name_; }
+    const Profile& profile() const { return profile_; }
+    ibv_device* ibv() { return &handle_.pub; }
+
+    // Fault injection.
+    FaultPolicy& faults() { return faults_; }
+
+    // Observability.
+    std::vector<TraceEntry> trace() const { return trace_.snapshot(); }
+    void clear_trace() { trace_.clear(); }
+    CmdCounters counters() const { return cmd_if_.counters(); }
+    uint32_t inflight() const { return cmd_if_.inflight(); }
+
+    // Time (manual clock: clock=manual in the spec).
+    bool manual_clock() const { return clock_->manual(); }
+    int64_t now_ns() const { return clock_->now_ns(); }
+    void advance_clock(std::chrono::nanoseconds d);
+    size_t complete_next(size_t n) { return cmd_if_.complete_next(n); }
+    bool wait_running(size_t n, std::chrono::milliseconds timeout) {
+        return cmd_if_.wait_running(n, timeout);
+    }
+
+    // Virtq control and inspection (tests; the datapath later).
+    Result<void> force_virtq_error(uint32_t obj_id, uint8_t error_type);
+    Result<VirtqInfo> virtq_info(uint32_t obj_id);
+    // Moves the hw indexes as the datapath would (RDY only), modulo 2^16.
+    Result<void> advance_virtq(uint32_t obj_id, uint16_t avail_delta, uint16_t used_delta);
+    // A doorbell: delivered in RDY, recorded while INIT/SUSPEND, replayed on RDY.
+    Result<void> kick(uint32_t obj_id);
+    Result<UmemInfo> umem_info(uint32_t umem_id);
+    size_t virtq_count();
+
+    // Ends hung and queued commands (blocking callers get ENXIO, async ones
+    // are flushed), then every later command fails with ENXIO.
+    void close();
+    bool closed() const { return closed_.load(); }
+
+    // --- for the DevxApi layer ---
+    // Runs a blocking command through faults + command interface.
+    CmdOutcome execute(const CmdDesc& d, SemanticsFn fn);
+    // 0, EBUSY or ENXIO; fn runs on the firmware thread.
+    int execute_async(const CmdDesc& d, SemanticsFn fn);
+    DeviceState& state() { return state_; }
+    uint32_t new_context_id() { return ++next_ctx_; }
+    // Removes every object a context created (context close).
+    void drop_context_objects(uint32_t ctx);
+
+private:
+    std::string name_;
+    Profile profile_;
+    DeviceHandle handle_{};
+    std::unique_ptr<Clock> clock_;
+    Trace trace_;
+    FaultPolicy faults_;
+    DeviceState state_;
+    std::atomic<bool> closed_{false};
+    std::atomic<uint32_t> next_ctx_{0};
+    CommandInterface cmd_if_;  // last: stops first
+};
+
+}  // namespace mlx5async::emu

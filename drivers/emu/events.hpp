@@ -1,0 +1,69 @@
+// Pollable record queues (the cmd_comp fd and the DevX event channel fd) and
+// the event hub that routes OBJECT_CHANGE to subscribed channels.
+#pragma once
+
+#include <sys/types.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <vector>
+
+#include "common/base/result.hpp"
+#include "common/base/unique_fd.hpp"
+
+namespace mlx5async::emu {
+
+// Records behind an eventfd that is readable while the queue is non-empty.
+// Like the kernel's async fds, a read blocks unless the fd is O_NONBLOCK
+// (fcntl), in which case an empty queue is EAGAIN.
+class FdQueue {
+public:
+    static Result<std::shared_ptr<FdQueue>> create();
+    int fd() const { return fd_.get(); }
+    void push(std::vector<std::byte> rec);  // dropped once closed
+    // Copies one record into buf: its size, or -errno (EAGAIN empty and
+    // non-blocking, ENOSPC buf smaller than the record, EBADF closed).
+    ssize_t pop(void* buf, size_t len);
+    void close();  // closes the fd, wakes blocked readers
+    size_t size() const;
+
+private:
+    explicit FdQueue(UniqueFd fd) : fd_(std::move(fd)) {}
+    mutable std::mutex mu_;
+    std::condition_variable cv_;
+    std::deque<std::vector<std::byte>> q_;
+    UniqueFd fd_;
+    bool closed_ = false;
+};
+
+// The 64-byte EQE of an OBJECT_CHANGE event (Linux include/linux/mlx5/device.h:
+// struct mlx5_eqe, type at byte 1, data.obj_change {obj_type be16 @34, obj_id be32 @36}).
+inline constexpr size_t kEqeBytes = 64;
+std::vector<std::byte> object_change_eqe(uint16_t obj_type, uint32_t obj_id);
+
+class EventHub {
+public:
+    struct Subscription {
+        std::shared_ptr<FdQueue> channel;
+        bool omit_data = false;
+        uint16_t obj_type = 0;
+        uint32_t obj_id = 0;
+        uint16_t event = 0;
+        uint64_t cookie = 0;
+    };
+    void subscribe(Subscription s);
+    void drop_object(uint16_t obj_type, uint32_t obj_id);
+    void drop_channel(const FdQueue* ch);
+    // Delivers {cookie, eqe} to every matching subscription; returns how many.
+    size_t raise(uint16_t obj_type, uint32_t obj_id, uint16_t event, std::span<const std::byte> eqe);
+
+private:
+    std::mutex mu_;
+    std::vector<Subscription> subs_;
+};
+
+}  // namespace mlx5async::emu

@@ -1,0 +1,220 @@
+// VIRTIO_NET_Q (obj_type 0x000d): CREATE / MODIFY / QUERY / DESTROY.
+#include <bit>
+
+#include "common/prm/field.hpp"
+#include "common/prm/general_obj.hpp"
+#include "common/prm/opcodes.hpp"
+#include "common/prm/virtq.hpp"
+#include "dispatch.hpp"
+#include "virtq_fsm.hpp"
+
+namespace mlx5async::emu {
+namespace {
+
+using prm::Status;
+using prm::VirtqAttr;
+namespace mb = prm::modify_bits;
+
+constexpr uint16_t kVirtqType = uint16_t(prm::ObjType::VIRTIO_NET_Q);
+constexpr uint32_t kStateBitOffset = 156;  // virtio_net_q_object.state
+
+Result<void> need_in(const Mailbox& m, size_t n) {
+    if (m.in.size() < n) return fw_fail(Status::BAD_INP_LEN_ERR, syndrome::kInLenShort, "inlen");
+    return {};
+}
+
+// Header + object image of CREATE/MODIFY: inlen, reserved bits, decode.
+Result<VirtqAttr> decode_virtq_in(const Mailbox& m) {
+    MLX5A_CHECK(need_in(m, prm::kVirtqCmdInBytes));
+    MLX5A_CHECK(check_general_obj_hdr(m.in));
+    auto obj = m.in.subspan(prm::kGeneralObjInHdrBytes, prm::kVirtqObjBytes);
+    if (auto name = prm::virtq_object_nonzero_reserved(obj); !name.empty())
+        return fw_fail(Status::BAD_PARAM_ERR, syndrome::kReservedNonZero,
+                       "reserved field " + std::string(name) + " not zero");
+    if (prm::get_bits(obj, kStateBitOffset, 4) > uint8_t(prm::VirtqState::ERR))
+        return fw_fail(Status::BAD_PARAM_ERR, syndrome::kBadStateValue, "state value");
+    return prm::read_virtq_object(obj);
+}
+
+const prm::VirtioEmulationCaps& caps(const DeviceState& st) { return st.profile.virtio; }
+
+Result<void> check_type_and_mode(const DeviceState& st, const VirtqAttr& a) {
+    if (!(caps(st).virtio_queue_type & (1u << uint8_t(a.virtio_q_type))))
+        return fw_fail(Status::BAD_PARAM_ERR, syndrome::kQueueTypeUnsupported, "virtio_q_type");
+    if (!(caps(st).event_mode & (1u << uint8_t(a.event_mode))))
+        return fw_fail(Status::BAD_PARAM_ERR, syndrome::kEventModeUnsupported, "event_mode");
+    return {};
+}
+
+// umem_N size = a * queue_size + b (virtio_emulation_cap), inside the registration.
+Result<void> check_umems(DeviceState& st, const VirtqAttr& a) {
+    for (int n = 0; n < 3; ++n) {
+        auto u = st.umems.find(a.umem[n].id);
+        if (!u) return unexpected(u.error());
+        if (a.umem[n].size < caps(st).umem_size(n, a.queue_size))
+            return fw_fail(Status::BAD_PARAM_ERR, syndrome::kUmemTooSmall + uint32_t(n),
+                           "umem_" + std::to_string(n + 1) + " too small");
+        if (a.umem[n].offset + a.umem[n].size > u->size)
+            return fw_fail(Status::BAD_PARAM_ERR, syndrome::kUmemRange + uint32_t(n),
+                           "umem_" + std::to_string(n + 1) + " past its registration");
+    }
+    return {};
+}
+
+Result<void> validate_create(DeviceState& st, const VirtqAttr& a) {
+    if (a.state != prm::VirtqState::INIT)
+        return fw_fail(Status::BAD_PARAM_ERR, syndrome::kCreateStateNotInit, "create state");
+    if (a.queue_index >= caps(st).max_num_virtio_queues)
+        return fw_fail(Status::BAD_PARAM_ERR, syndrome::kQueueIndexRange, "queue_index");
+    if (a.queue_size == 0)
+        return fw_fail(Status::BAD_PARAM_ERR, syndrome::kQueueSizeZero, "queue_size 0");
+    if (!std::has_single_bit(a.queue_size))
+        return fw_fail(Status::BAD_PARAM_ERR, syndrome::kQueueSizeNotPow2, "queue_size");
+    MLX5A_CHECK(check_type_and_mode(st, a));
+    if (a.desc_group_mkey && !caps(st).desc_group_mkey_supported)
+        return fw_fail(Status::BAD_PARAM_ERR, syndrome::kDescGroupMkeyUnsupported,
+                       "desc_group_mkey");
+    if (auto pd = st.pds.find(a.pd); !pd) return unexpected(pd.error());
+    MLX5A_CHECK(check_umems(st, a));
+    if (a.counter_set_id)
+        if (auto c = st.counters.find(a.counter_set_id); !c) return unexpected(c.error());
+    return {};
+}
+
+void pin(DeviceState& st, const VirtqAttr& a, int delta) {
+    st.pds.find(a.pd)->refs += delta;
+    for (const auto& u : a.umem) st.umems.find(u.id)->refs += delta;
+    if (a.counter_set_id) st.counters.find(a.counter_set_id)->refs += delta;
+}
+
+Result<void> validate_modify(const DeviceState& st, const VirtqObj& vq, const VirtqAttr& a) {
+    uint64_t sel = a.modify_field_select;
+    if (sel & ~mb::kAllKnown)
+        return fw_fail(Status::BAD_PARAM_ERR, syndrome::kUnknownModifyBits, "modify_field_select");
+    if ((sel & mb::DESC_GROUP_MKEY) && !caps(st).desc_group_mkey_supported)
+        return fw_fail(Status::BAD_PARAM_ERR, syndrome::kDescGroupMkeyUnsupported,
+                       "desc_group_mkey");
+    if (vq.state() == prm::VirtqState::ERR)
+        return fw_fail(Status::BAD_RES_STATE_ERR, syndrome::kStateIsErr, "virtq in ERR");
+    // PRM: fields other than state only in INIT or SUSPEND.
+    bool idle = vq.state() == prm::VirtqState::INIT || vq.state() == prm::VirtqState::SUSPEND;
+    if ((sel & ~mb::STATE) && !idle)
+        return fw_fail(Status::BAD_RES_STATE_ERR, syndrome::kFieldsOutsideInitSuspend,
+                       "non-state fields outside INIT/SUSPEND");
+    if (sel & (mb::Q_TYPE | mb::EVENT_MODE)) {
+        VirtqAttr probe = vq.attr;
+        if (sel & mb::Q_TYPE) probe.virtio_q_type = a.virtio_q_type;
+        if (sel & mb::EVENT_MODE) probe.event_mode = a.event_mode;
+        MLX5A_CHECK(check_type_and_mode(st, probe));
+    }
+    if (sel & mb::STATE)
+        MLX5A_CHECK(check_transition(vq.state(), {a.state}, caps(st).freeze_to_rdy_supported));
+    return {};
+}
+
+void apply_fields(VirtqAttr& d, const VirtqAttr& a, uint64_t sel) {
+    if (sel & mb::DIRTY_BITMAP_PARAMS) {
+        d.dirty_bitmap_mkey = a.dirty_bitmap_mkey;
+        d.dirty_bitmap_size = a.dirty_bitmap_size;
+        d.dirty_bitmap_addr = a.dirty_bitmap_addr;
+        d.vhost_log_page = a.vhost_log_page;
+    }
+    if (sel & mb::DIRTY_BITMAP_DUMP_ENABLE) d.dirty_bitmap_dump_enable = a.dirty_bitmap_dump_enable;
+    if (sel & mb::QUEUE_PERIOD) {
+        d.queue_period_mode = a.queue_period_mode;
+        d.queue_period_us = a.queue_period_us;
+        d.queue_max_count = a.queue_max_count;
+    }
+    if (sel & mb::VIRTIO_Q_ADDRS) {
+        d.desc_addr = a.desc_addr;
+        d.used_addr = a.used_addr;
+        d.available_addr = a.available_addr;
+    }
+    if (sel & mb::VIRTIO_Q_AVAIL_IDX) d.hw_available_index = a.hw_available_index;
+    if (sel & mb::VIRTIO_Q_USED_IDX) d.hw_used_index = a.hw_used_index;
+    if (sel & mb::Q_TYPE) d.virtio_q_type = a.virtio_q_type;
+    if (sel & mb::QUEUE_VIRTIO_VERSION) d.virtio_version_1_0 = a.virtio_version_1_0;
+    if (sel & mb::VIRTIO_Q_MKEY) d.virtio_q_mkey = a.virtio_q_mkey;
+    if (sel & mb::QUEUE_FEATURES) {
+        d.queue_feature_bit_mask_12_3 = a.queue_feature_bit_mask_12_3;
+        d.queue_feature_bit_mask_2_0 = a.queue_feature_bit_mask_2_0;
+    }
+    if (sel & mb::EVENT_MODE) {
+        d.event_mode = a.event_mode;
+        d.event_qpn_or_msix = a.event_qpn_or_msix;
+    }
+    if (sel & mb::DESC_GROUP_MKEY) d.desc_group_mkey = a.desc_group_mkey;
+}
+
+void write_ok(Mailbox& m, uint32_t obj_id) {
+    prm::write_general_obj_out({0, 0, obj_id}, m.out);
+}
+
+}  // namespace
+
+Result<void> h_create_virtq(DeviceState& st, Mailbox& m) {
+    auto a = decode_virtq_in(m);
+    if (!a) return unexpected(a.error());
+    MLX5A_CHECK(validate_create(st, *a));
+    VirtqObj vq;
+    vq.ctx = m.ctx;
+    vq.attr = *a;
+    vq.attr.modify_field_select = 0;
+    vq.attr.error_type = 0;
+    auto id = st.virtqs.insert(std::move(vq));
+    if (!id) return unexpected(id.error());
+    pin(st, *a, +1);
+    m.created_id = *id;
+    write_ok(m, *id);
+    return {};
+}
+
+Result<void> h_modify_virtq(DeviceState& st, Mailbox& m) {
+    auto a = decode_virtq_in(m);
+    if (!a) return unexpected(a.error());
+    uint32_t id = uint32_t(prm::get_bits(m.in, 64, 32));
+    auto vq = st.virtqs.find(id);
+    if (!vq) return unexpected(vq.error());
+    MLX5A_CHECK(validate_modify(st, *vq, *a));
+    uint64_t sel = a->modify_field_select;
+    if (sel & mb::STATE)
+        MLX5A_CHECK(transition(*vq, {a->state}, caps(st).freeze_to_rdy_supported));
+    apply_fields(vq->attr, *a, sel);
+    write_ok(m, id);
+    return {};
+}
+
+Result<void> h_query_virtq(DeviceState& st, Mailbox& m) {
+    MLX5A_CHECK(need_in(m, prm::kGeneralObjInHdrBytes));
+    MLX5A_CHECK(check_general_obj_hdr(m.in));
+    if (m.out.size() < prm::kVirtqQueryOutBytes)
+        return fw_fail(Status::BAD_OUTP_LEN_ERR, syndrome::kOutLenShort, "outlen");
+    uint32_t id = uint32_t(prm::get_bits(m.in, 64, 32));
+    auto vq = st.virtqs.find(id);
+    if (!vq) return unexpected(vq.error());
+    write_ok(m, id);
+    VirtqAttr out = vq->attr;
+    out.modify_field_select = 0;
+    MLX5A_CHECK(prm::write_virtq_object(out, m.out.subspan(prm::kGeneralObjOutHdrBytes)));
+    return {};
+}
+
+void remove_virtq(DeviceState& st, uint32_t id) {
+    auto vq = st.virtqs.find(id);
+    if (!vq) return;
+    pin(st, vq->attr, -1);
+    st.events.drop_object(kVirtqType, id);
+    st.virtqs.erase(id);
+}
+
+Result<void> h_destroy_virtq(DeviceState& st, Mailbox& m) {
+    MLX5A_CHECK(need_in(m, prm::kGeneralObjInHdrBytes));
+    MLX5A_CHECK(check_general_obj_hdr(m.in));
+    uint32_t id = uint32_t(prm::get_bits(m.in, 64, 32));
+    if (auto vq = st.virtqs.find(id); !vq) return unexpected(vq.error());
+    remove_virtq(st, id);
+    write_ok(m, 0);
+    return {};
+}
+
+}  // namespace mlx5async::emu

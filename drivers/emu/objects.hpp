@@ -1,0 +1,62 @@
+// The emulated device's objects. Each records the context that created it
+// (a context close removes them) and how many others pin it.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "common/prm/counters.hpp"
+#include "common/prm/virtq.hpp"
+
+namespace mlx5async::emu {
+
+struct PdObj {
+    uint32_t ctx = 0;
+    uint32_t refs = 0;  // virtqs using it
+};
+
+struct PageObj {  // UAR and VAR: one page of the context's doorbell memfd
+    uint32_t ctx = 0;
+    uint32_t page = 0;
+};
+
+struct UmemObj {
+    uint32_t ctx = 0;
+    uint64_t addr = 0;  // registered host range
+    uint64_t size = 0;
+    uint32_t access = 0;
+    uint32_t refs = 0;  // virtqs using it
+};
+
+struct CountersObj {
+    uint32_t ctx = 0;
+    prm::VirtqCounters values;
+    uint32_t refs = 0;
+};
+
+// Doorbells of one virtq. While SUSPEND (or INIT) kicks are recorded and
+// replayed on the transition to RDY (vdpa_sim's pending_kick).
+struct KickCounters {
+    uint64_t total = 0;      // doorbells rung
+    uint64_t pending = 0;    // recorded while not RDY, not yet replayed
+    uint64_t replayed = 0;   // pending kicks replayed on entering RDY
+    uint64_t delivered = 0;  // kicks the datapath saw (in RDY or replayed)
+};
+
+class VirtqObj {
+public:
+    uint32_t ctx = 0;
+    prm::VirtqAttr attr;  // stored context; attr.state mirrors state() on query
+    KickCounters kicks;
+
+    prm::VirtqState state() const { return state_; }
+    uint8_t error_type() const { return error_type_; }
+
+private:
+    // Only transition() (virtq_fsm.cpp) writes these.
+    prm::VirtqState state_ = prm::VirtqState::INIT;
+    uint8_t error_type_ = 0;
+    friend struct VqFsmAccess;
+};
+
+}  // namespace mlx5async::emu

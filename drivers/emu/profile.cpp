@@ -1,0 +1,147 @@
+#include "profile.hpp"
+
+#include <charconv>
+#include <vector>
+
+#include "common/prm/opcodes.hpp"
+
+namespace mlx5async::emu {
+namespace {
+
+constexpr uint64_t obj_bit(prm::ObjType t) { return 1ull << uint16_t(t); }
+
+// Virtio-net feature bits 12..0 reported in device_features_bits_mask:
+// CSUM(0), GUEST_CSUM(1), HOST_TSO4(11), HOST_TSO6(12).
+constexpr uint16_t kNetFeatures = (1u << 12) | (1u << 11) | (1u << 1) | (1u << 0);
+
+prm::GeneralCaps general_caps(uint16_t vhca_id) {
+    prm::GeneralCaps g;
+    g.vhca_id = vhca_id;
+    g.log_max_pd = 18;
+    g.umem_uid_0 = true;
+    g.event_cap = true;  // DevX event masks valid (OBJECT_CHANGE subscribable)
+    g.eth_net_offloads = true;
+    g.general_obj_types = obj_bit(prm::ObjType::VIRTIO_NET_Q) |
+                          obj_bit(prm::ObjType::VIRTIO_Q_COUNTERS);
+    return g;
+}
+
+// Values are illustrative, not read from hardware (doc/emulator.md).
+prm::VirtioEmulationCaps virtio_caps(bool cx7) {
+    prm::VirtioEmulationCaps v;
+    v.eth_frame_offload_type = true;
+    v.virtio_version_1_0 = true;
+    v.device_features_bits_mask = kNetFeatures;
+    v.event_mode = cx7 ? 0x7 : 0x3;         // 1 << NO_MSIX | 1 << QP (| 1 << MSIX)
+    v.virtio_queue_type = cx7 ? 0x3 : 0x1;  // split (| packed)
+    v.max_tunnel_desc = 0;
+    v.log_doorbell_stride = 2;  // 4-byte doorbell registers
+    v.log_doorbell_bar_size = 12;
+    v.doorbell_bar_offset = 0x3000;
+    v.max_emulated_devices = cx7 ? 16 : 8;
+    v.max_num_virtio_queues = cx7 ? 512 : 256;
+    v.desc_group_mkey_supported = cx7;
+    v.freeze_to_rdy_supported = cx7;  // cx6dx: older FW, resume unsupported
+    v.umem_param[0] = {128, 4096};
+    v.umem_param[1] = {128, 4096};
+    v.umem_param[2] = {16, 4096};
+    return v;
+}
+
+Result<uint64_t> parse_uint(std::string_view key, std::string_view v) {
+    uint64_t out = 0;
+    auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+    if (ec != std::errc() || p != v.data() + v.size())
+        return fail(Errc::InvalidArgument, "emu spec: " + std::string(key) + "=" +
+                                               std::string(v) + " is not a number");
+    return out;
+}
+
+Result<void> set_u32(uint32_t& dst, std::string_view key, std::string_view v, uint64_t max) {
+    auto n = parse_uint(key, v);
+    if (!n) return unexpected(n.error());
+    if (*n > max)
+        return fail(Errc::InvalidArgument, "emu spec: " + std::string(key) + " out of range");
+    dst = uint32_t(*n);
+    return {};
+}
+
+Result<void> apply_key(Profile& p, std::string_view k, std::string_view v) {
+    struct U32Key { std::string_view name; uint32_t* dst; uint64_t max; };
+    const U32Key keys[] = {
+        {"modify_us", &p.timing.modify_us, 10'000'000}, {"query_us", &p.timing.query_us, 10'000'000},
+        {"create_us", &p.timing.create_us, 10'000'000}, {"destroy_us", &p.timing.destroy_us, 10'000'000},
+        {"umem_us", &p.timing.umem_us, 10'000'000},     {"general_us", &p.timing.general_us, 10'000'000},
+        {"jitter_pct", &p.timing.jitter_pct, 100},      {"max_inflight", &p.max_inflight, 1024},
+        {"cmd_slots", &p.cmd_slots, 1024},              {"max_virtqs", &p.virtio.max_num_virtio_queues, 4096},
+    };
+    for (const auto& key : keys)
+        if (k == key.name) return set_u32(*key.dst, k, v, key.max);
+    if (k == "freeze_to_rdy") {
+        uint32_t b = 0;
+        MLX5A_CHECK(set_u32(b, k, v, 1));
+        p.virtio.freeze_to_rdy_supported = b != 0;
+        return {};
+    }
+    if (k == "seed") {
+        auto n = parse_uint(k, v);
+        if (!n) return unexpected(n.error());
+        p.seed = *n;
+        return {};
+    }
+    if (k == "clock") {
+        if (v == "steady") p.clock = ClockKind::Steady;
+        else if (v == "manual") p.clock = ClockKind::Manual;
+        else return fail(Errc::InvalidArgument, "emu spec: clock must be steady or manual");
+        return {};
+    }
+    return fail(Errc::InvalidArgument, "emu spec: unknown key '" + std::string(k) + "'");
+}
+
+std::vector<std::string_view> split(std::string_view s, char sep) {
+    std::vector<std::string_view> out;
+    size_t pos = 0;
+    while (true) {
+        size_t e = s.find(sep, pos);
+        out.push_back(s.substr(pos, e == std::string_view::npos ? e : e - pos));
+        if (e == std::string_view::npos) break;
+        pos = e + 1;
+    }
+    return out;
+}
+
+}  // namespace
+
+Result<Profile> builtin_profile(std::string_view name) {
+    Profile p;
+    p.name = std::string(name);
+    if (name == "cx6dx") {
+        p.general = general_caps(0x10);
+        p.virtio = virtio_caps(false);
+    } else if (name == "cx7") {
+        p.general = general_caps(0x20);
+        p.virtio = virtio_caps(true);
+    } else {
+        return fail(Errc::NotFound, "emu: unknown profile '" + std::string(name) +
+                                        "' (cx6dx, cx7)");
+    }
+    return p;
+}
+
+Result<Profile> parse_spec(std::string_view spec) {
+    auto parts = split(spec, ',');
+    auto p = builtin_profile(parts[0]);
+    if (!p) return p;
+    for (size_t i = 1; i < parts.size(); ++i) {
+        auto kv = parts[i];
+        size_t eq = kv.find('=');
+        if (eq == std::string_view::npos)
+            return fail(Errc::InvalidArgument, "emu spec: '" + std::string(kv) + "' is not key=value");
+        MLX5A_CHECK(apply_key(*p, kv.substr(0, eq), kv.substr(eq + 1)));
+    }
+    if (p->max_inflight == 0 || p->cmd_slots == 0 || p->max_inflight > p->cmd_slots)
+        return fail(Errc::InvalidArgument, "emu spec: need 0 < max_inflight <= cmd_slots");
+    return p;
+}
+
+}  // namespace mlx5async::emu

@@ -1,0 +1,49 @@
+// ConnectX profiles: the caps a device reports and its command timing model,
+// plugged into the emulator core as one small attribute struct (vdpa_sim's
+// vdpasim_dev_attr shape). Parsed from "profile[,key=value...]".
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "common/base/result.hpp"
+#include "common/prm/caps.hpp"
+
+namespace mlx5async::emu {
+
+// Per-command latency in microseconds. Defaults reproduce the published
+// sequential numbers (doc/emulator.md, "Timing model").
+struct Timing {
+    uint32_t create_us = 800;   // CREATE_GENERAL_OBJECT (estimate)
+    uint32_t modify_us = 500;   // MODIFY_GENERAL_OBJECT: 32 x 0.5 ms = 16 ms resume
+    uint32_t query_us = 656;    // QUERY_GENERAL_OBJECT: 32 x (0.5 + 0.656) = 37 ms suspend
+    uint32_t destroy_us = 400;  // DESTROY_GENERAL_OBJECT (estimate)
+    uint32_t umem_us = 150;     // CREATE_UMEM / DESTROY_UMEM (estimate: page pinning)
+    uint32_t general_us = 50;   // QUERY_HCA_CAP, PD, UAR, VAR (estimate)
+    uint32_t jitter_pct = 0;    // each latency scaled by 1 +- U(jitter_pct/100)
+};
+
+enum class ClockKind : uint8_t { Steady, Manual };
+
+struct Profile {
+    std::string name;  // "cx6dx", "cx7"
+    prm::GeneralCaps general;
+    prm::VirtioEmulationCaps virtio;
+    Timing timing;
+    uint32_t max_inflight = 16;  // mlx5_core throttle: ceil(max_reg_cmds / 2)
+    uint32_t cmd_slots = 32;     // max_reg_cmds
+    ClockKind clock = ClockKind::Steady;
+    uint64_t seed = 1;
+};
+
+// "cx6dx" or "cx7"; NotFound otherwise.
+Result<Profile> builtin_profile(std::string_view name);
+
+// "profile[,key=value...]". Keys: modify_us query_us create_us destroy_us
+// umem_us general_us jitter_pct max_inflight cmd_slots max_virtqs
+// freeze_to_rdy clock=steady|manual seed. Unknown keys and bad values are
+// InvalidArgument.
+Result<Profile> parse_spec(std::string_view spec);
+
+}  // namespace mlx5async::emu

@@ -1,0 +1,28 @@
+// The device's semantic state: object tables and event routing, under one
+// lock. Handlers (dispatch.cpp, handlers_*.cpp) run with `mu` held.
+#pragma once
+
+#include <mutex>
+
+#include "events.hpp"
+#include "objects.hpp"
+#include "profile.hpp"
+#include "store.hpp"
+
+namespace mlx5async::emu {
+
+struct DeviceState {
+    explicit DeviceState(const Profile& p) : profile(p) {}
+    const Profile& profile;
+
+    std::mutex mu;  // the tables below (events has its own lock)
+    ObjectTable<PdObj, Kind::Pd> pds;
+    ObjectTable<PageObj, Kind::Uar> uars;
+    ObjectTable<PageObj, Kind::Var> vars;
+    ObjectTable<UmemObj, Kind::Umem> umems;
+    ObjectTable<CountersObj, Kind::Counters> counters;
+    ObjectTable<VirtqObj, Kind::Virtq> virtqs;
+    EventHub events;
+};
+
+}  // namespace mlx5async::emu

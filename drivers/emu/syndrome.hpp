@@ -1,0 +1,43 @@
+// Syndromes the emulated firmware returns, one per validation rule, so a test
+// (and a log line) tells which rule fired. Real syndromes are opaque 32-bit
+// values; ours share the prefix 0x0e3 ("emu") and are distinct.
+#pragma once
+
+#include <cstdint>
+
+namespace mlx5async::emu::syndrome {
+
+inline constexpr uint32_t kBadOpcode = 0x0e300001;           // BAD_OP_ERR
+inline constexpr uint32_t kBadObjType = 0x0e300002;          // BAD_PARAM_ERR
+inline constexpr uint32_t kInLenShort = 0x0e300003;          // BAD_INP_LEN_ERR
+inline constexpr uint32_t kOutLenShort = 0x0e300004;         // BAD_OUTP_LEN_ERR
+inline constexpr uint32_t kReservedNonZero = 0x0e300005;     // BAD_PARAM_ERR
+inline constexpr uint32_t kHdrReservedNonZero = 0x0e300006;  // BAD_PARAM_ERR (op_param)
+inline constexpr uint32_t kBadOpMod = 0x0e300007;            // BAD_PARAM_ERR (QUERY_HCA_CAP)
+inline constexpr uint32_t kDecodeFailed = 0x0e300008;        // BAD_PARAM_ERR (value the codec rejects)
+// umem_N too small: kUmemTooSmall + N-1; offset+size past the registration: kUmemRange + N-1.
+inline constexpr uint32_t kUmemTooSmall = 0x0e300010;
+inline constexpr uint32_t kUmemRange = 0x0e300014;
+inline constexpr uint32_t kQueueIndexRange = 0x0e300020;    // BAD_PARAM_ERR
+inline constexpr uint32_t kQueueSizeZero = 0x0e300021;      // BAD_PARAM_ERR
+inline constexpr uint32_t kQueueSizeNotPow2 = 0x0e300022;   // BAD_PARAM_ERR
+inline constexpr uint32_t kQueueTypeUnsupported = 0x0e300023;
+inline constexpr uint32_t kEventModeUnsupported = 0x0e300024;
+inline constexpr uint32_t kCreateStateNotInit = 0x0e300025;
+inline constexpr uint32_t kDescGroupMkeyUnsupported = 0x0e300026;
+inline constexpr uint32_t kUnknownModifyBits = 0x0e300030;  // BAD_PARAM_ERR
+inline constexpr uint32_t kBadStateValue = 0x0e300031;      // BAD_PARAM_ERR (state > 3)
+// BAD_RES_STATE_ERR family.
+inline constexpr uint32_t kIllegalTransition = 0x0e300040;
+inline constexpr uint32_t kFreezeToRdyUnsupported = 0x0e300041;
+inline constexpr uint32_t kStateIsErr = 0x0e300042;
+inline constexpr uint32_t kFieldsOutsideInitSuspend = 0x0e300043;
+// BAD_RES_ERR: unknown id of a kind: kUnknownObject + Kind.
+inline constexpr uint32_t kUnknownObject = 0x0e300050;
+// RES_BUSY: object pinned by another.
+inline constexpr uint32_t kObjectInUse = 0x0e300060;
+inline constexpr uint32_t kTableFull = 0x0e300061;  // LIM_ERR
+// Commands flushed when the device closed (async completions).
+inline constexpr uint32_t kFlushed = 0x0e3000f0;
+
+}  // namespace mlx5async::emu::syndrome
