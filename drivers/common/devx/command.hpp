@@ -107,6 +107,7 @@ struct StepResult {
     int sys_errno = 0;                // errno of the call (positive), 0 if none
     unsigned busy_retries = 0;        // async QUERY EBUSY/EAGAIN requeues
     std::chrono::nanoseconds latency{0};  // issue -> completion
+    std::chrono::steady_clock::time_point issued_at{};  // when handed to the device (traces)
     std::optional<prm::VirtqAttr> virtq;  // Decode::Virtq: state, hw indexes ...
     std::vector<std::byte> out;           // raw output (every kind)
     DevxObj obj;  // Create: the new object; Destroy that did not happen: the object back

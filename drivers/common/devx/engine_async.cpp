@@ -14,6 +14,8 @@ namespace mlx5async::devx {
 namespace {
 
 constexpr int kGenShift = 32;
+// A step refused this many times (EBUSY/EAGAIN) fails with that errno.
+constexpr unsigned kMaxBusyRetries = 100000;
 
 uint64_t make_wr_id(uint32_t gen, uint32_t entry) { return (uint64_t(gen) << kGenShift) | entry; }
 
@@ -198,7 +200,22 @@ void AsyncRun::on_work() {
             m_.discard_stale(*job);
             continue;
         }
-        complete(job->entry, finish_step(std::move(job->steps[0]), std::move(job->outcomes[0])));
+        uint32_t e = job->entry;
+        Command& c = job->steps[0];
+        const Outcome& o = job->outcomes[0];
+        if (c.kind == CmdKind::Query && (o.ret == EBUSY || o.ret == EAGAIN) && outcome_status(c, o) == 0 &&
+            res_.entries[e].steps[next_[e]].busy_retries < kMaxBusyRetries) {
+            // A fallback query refused too (only fault injection does that to a
+            // blocking call): requeue it like an async EBUSY.
+            ++res_.entries[e].steps[next_[e]].busy_retries;
+            ++d_.busy_retries;
+            res_.entries[e].steps[next_[e]].state = StepState::Queued;
+            entries_[e].steps[next_[e]] = std::move(c);
+            in_flight_[e] = false;
+            busy_.push_back(e);
+            continue;
+        }
+        complete(e, finish_step(std::move(c), std::move(job->outcomes[0])));
     }
 }
 

@@ -45,6 +45,10 @@ void execute_blocking(Command& c, Outcome& o) noexcept {
     o.completed = Clock::now();
 }
 
+uint8_t outcome_status(const Command& c, const Outcome& o) noexcept {
+    return has_status(c, o) ? static_cast<uint8_t>(o.out[0]) : 0;
+}
+
 bool outcome_ok(const Command& c, const Outcome& o) noexcept {
     if (has_status(c, o) && o.out[0] != std::byte{0}) return false;
     return o.ret == 0;
@@ -64,6 +68,7 @@ StepResult unfinished_step(Command&& c, StepState state) {
 StepResult finish_step(Command&& c, Outcome&& o) {
     StepResult r = unfinished_step(std::move(c), StepState::Done);
     r.latency = o.completed - o.issued;
+    r.issued_at = o.issued;
     r.sys_errno = o.ret;
     if (has_status(c, o)) {
         if (auto st = prm::check_out(o.out, c.opcode, c.obj_id, c.queue); !st) {

@@ -33,6 +33,8 @@ struct Job {
 
 // Runs one command with rdma-core's blocking call (QUERY too).
 void execute_blocking(Command& c, Outcome& o) noexcept;
+// The PRM status byte of the output (0 when it has none).
+uint8_t outcome_status(const Command& c, const Outcome& o) noexcept;
 // Status (when the output has one) OK and the call returned 0.
 bool outcome_ok(const Command& c, const Outcome& o) noexcept;
 // Done or Failed, with status, syndrome, errno, latency and the decoded
