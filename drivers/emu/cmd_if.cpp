@@ -252,6 +252,11 @@ bool CommandInterface::wait_running(size_t n, std::chrono::milliseconds timeout)
     return cv_.wait_for(lk, timeout, [&] { return slots_used_ >= n; });
 }
 
+bool CommandInterface::wait_completed(uint64_t n, std::chrono::milliseconds timeout) {
+    std::unique_lock lk(mu_);
+    return cv_.wait_for(lk, timeout, [&] { return counters_.completed >= n; });
+}
+
 CmdCounters CommandInterface::counters() const {
     std::lock_guard lk(mu_);
     return counters_;

@@ -72,6 +72,8 @@ public:
     size_t complete_next(size_t n);
     // Blocks until at least n commands hold a slot (or the timeout).
     bool wait_running(size_t n, std::chrono::milliseconds timeout);
+    // Blocks until at least n commands have completed since creation.
+    bool wait_completed(uint64_t n, std::chrono::milliseconds timeout);
 
     CmdCounters counters() const;
     uint32_t inflight() const;

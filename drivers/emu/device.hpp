@@ -77,6 +77,9 @@ public:
     bool wait_running(size_t n, std::chrono::milliseconds timeout) {
         return cmd_if_.wait_running(n, timeout);
     }
+    bool wait_completed(uint64_t n, std::chrono::milliseconds timeout) {
+        return cmd_if_.wait_completed(n, timeout);
+    }
 
     // Virtq control and inspection (tests; the datapath later).
     Result<void> force_virtq_error(uint32_t obj_id, uint8_t error_type);
