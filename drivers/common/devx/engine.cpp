@@ -115,11 +115,13 @@ void Engine::Impl::worker_run(std::unique_ptr<Job> job) noexcept {
         job->holds_slot = false;
         if (!job->chain || !outcome_ok(job->steps[i], job->outcomes[i])) break;
     }
+    bool was_empty;
     {
         std::lock_guard lk(done_mu);
+        was_empty = done.empty();
         done.push_back(std::move(job));
     }
-    work_fd.signal();
+    if (was_empty) work_fd.signal();  // the loop takes the whole list per wake-up
 }
 
 void Engine::Impl::post(std::unique_ptr<Job> job) {

@@ -4,8 +4,12 @@
 // "wait for the next completion"); acquire() blocks (the blocking baselines,
 // like the kernel's semaphore for blocking commands). Records its high-water
 // mark so tests can assert "never more than max_inflight".
+//
+// The count is one atomic (workers release concurrently with the loop's
+// acquires); the mutex and condition variable serve blocking waiters only.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <mutex>
 
@@ -22,17 +26,20 @@ public:
     void release() noexcept;
 
     unsigned limit() const noexcept { return limit_; }
-    unsigned in_flight() const noexcept;
-    unsigned peak() const noexcept;
+    unsigned in_flight() const noexcept { return in_flight_.load(); }
+    unsigned peak() const noexcept { return peak_.load(); }
     // Restarts the high-water mark from the current in-flight count.
-    void reset_peak() noexcept;
+    void reset_peak() noexcept { peak_.store(in_flight_.load()); }
 
 private:
+    void note_peak(unsigned now) noexcept;
+
     const unsigned limit_;
-    mutable std::mutex mu_;  // protects in_flight_, peak_
+    std::atomic<unsigned> in_flight_{0};
+    std::atomic<unsigned> peak_{0};
+    std::atomic<unsigned> waiters_{0};
+    std::mutex mu_;  // pairs with freed_ for blocking acquire()
     std::condition_variable freed_;
-    unsigned in_flight_ = 0;
-    unsigned peak_ = 0;
 };
 
 }  // namespace mlx5async::devx

@@ -9,7 +9,7 @@ WorkerPool::WorkerPool(unsigned threads, const std::string& name_prefix, RunFn r
     threads_.reserve(threads);
     for (unsigned i = 0; i < threads; ++i)
         threads_.push_back(make_named_thread(name_prefix + std::to_string(i),
-                                             [this](std::stop_token st) { loop(st); }));
+                                             [this] { loop(); }));
 }
 
 void WorkerPool::post(std::unique_ptr<Job> job) {
@@ -20,12 +20,13 @@ void WorkerPool::post(std::unique_ptr<Job> job) {
     cv_.notify_one();
 }
 
-void WorkerPool::loop(std::stop_token st) {
+void WorkerPool::loop() {
     for (;;) {
         std::unique_ptr<Job> job;
         {
             std::unique_lock lk(mu_);
-            if (!cv_.wait(lk, st, [&] { return !queue_.empty(); })) return;  // stop requested
+            cv_.wait(lk, [&] { return !queue_.empty() || stopping_; });
+            if (queue_.empty()) return;  // stopping, nothing left to run
             job = std::move(queue_.front());
             queue_.pop_front();
         }
@@ -34,7 +35,11 @@ void WorkerPool::loop(std::stop_token st) {
 }
 
 std::vector<std::unique_ptr<Job>> WorkerPool::stop() noexcept {
-    for (auto& t : threads_) t.request_stop();
+    {
+        std::lock_guard lk(mu_);
+        stopping_ = true;
+    }
+    cv_.notify_all();
     threads_.clear();  // jthread joins
     std::vector<std::unique_ptr<Job>> left;
     std::lock_guard lk(mu_);

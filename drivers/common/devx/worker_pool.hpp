@@ -32,11 +32,12 @@ public:
     unsigned size() const noexcept { return static_cast<unsigned>(threads_.size()); }
 
 private:
-    void loop(std::stop_token st);
+    void loop();
 
     RunFn run_;
     std::mutex mu_;  // protects queue_
-    std::condition_variable_any cv_;
+    std::condition_variable cv_;
+    bool stopping_ = false;  // under mu_
     std::deque<std::unique_ptr<Job>> queue_;
     std::vector<std::jthread> threads_;
 };

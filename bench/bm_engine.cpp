@@ -1,0 +1,98 @@
+// Engine cost per command at zero modelled latency: a batch of N suspend
+// chains (2N commands) on
+// - backend:fake - the scripted FakeDevx (near-free device: engine cost), and
+// - backend:emu  - mlx5emu with modify_us=0, query_us=0 (engine + emulator).
+// Counters: us_per_cmd (wall), cpu_us_per_cmd (process CPU: caller, workers
+// and, for emu, the emulator's firmware thread).
+#include <benchmark/benchmark.h>
+#include <time.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "bench_common.hpp"
+#include "common/devx/engine.hpp"
+#include "drivers/emu/emu.hpp"
+#include "tests/support/emu_virtqs.hpp"
+#include "tests/support/fake_devx_api.hpp"
+
+namespace mlx5async::bench {
+namespace {
+
+using devx::BatchResult;
+using devx::Engine;
+using namespace std::chrono_literals;
+
+double process_cpu_us() {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) * 1e6 + double(ts.tv_nsec) / 1e3;
+}
+
+// Runs suspend batches over `vqs` until the state says stop; reports per command.
+void measure(benchmark::State& st, Engine& eng, const std::vector<devx::DevxObj>& vqs) {
+    double cpu0 = process_cpu_us(), wall_us = 0;
+    uint64_t cmds = 0;
+    unsigned peak = 0;
+    for (auto _ : st) {
+        devx::Batch b;
+        for (size_t q = 0; q < vqs.size(); ++q) b.add_suspend(vqs[q], int(q));
+        BatchResult r = eng.run(std::move(b), 10s);
+        if (!r.ok()) {
+            st.SkipWithError("batch failed");
+            break;
+        }
+        wall_us += std::chrono::duration<double, std::micro>(r.elapsed).count();
+        cmds += r.done;
+        peak = std::max(peak, r.peak_inflight);
+    }
+    double cpu_us = process_cpu_us() - cpu0;
+    st.counters["us_per_cmd"] = cmds ? wall_us / double(cmds) : 0;
+    st.counters["cpu_us_per_cmd"] = cmds ? cpu_us / double(cmds) : 0;
+    st.counters["cmds"] = double(cmds) / double(std::max<int64_t>(1, st.iterations()));
+    st.counters["peak_inflight"] = peak;
+}
+
+void BM_EngineOverheadFake(benchmark::State& st) {
+    testing::FakeDevx fake;
+    std::vector<devx::DevxObj> vqs;
+    for (long i = 0; i < st.range(0); ++i) vqs.push_back(fake.make_obj());
+    auto eng = Engine::create(testing::FakeDevx::api(), fake.ctx(), {});
+    if (!eng) return st.SkipWithError("engine");
+    measure(st, **eng, vqs);
+    (*eng)->shutdown();
+}
+
+void BM_EngineOverheadEmu(benchmark::State& st) {
+    static std::atomic<int> seq{0};
+    std::string name = "bench_zero" + std::to_string(seq++);
+    if (!emu::create_device(name, "cx7,modify_us=0,query_us=0,create_us=0,max_virtqs=1024"))
+        return st.SkipWithError("emulator device");
+    {
+        auto rv = testing::make_ready_virtqs(emu::api(), name, unsigned(st.range(0)));
+        if (!rv) return st.SkipWithError("virtqs");
+        auto eng = Engine::create(emu::api(), rv->ctx.get(), {});
+        if (!eng) return st.SkipWithError("engine");
+        measure(st, **eng, rv->vqs);
+        (*eng)->shutdown();
+    }
+    (void)emu::destroy_device(name);
+}
+
+}  // namespace
+
+void register_engine_overhead() {
+    for (auto [name, fn] : {std::pair{"BM_EngineOverhead/backend:fake", &BM_EngineOverheadFake},
+                            std::pair{"BM_EngineOverhead/backend:emu", &BM_EngineOverheadEmu}}) {
+        benchmark::RegisterBenchmark(name, fn)
+            ->ArgNames({"queues"})
+            ->Arg(16)
+            ->Arg(64)
+            ->Arg(256)
+            ->Unit(benchmark::kMicrosecond)
+            ->UseRealTime();
+    }
+}
+
+}  // namespace mlx5async::bench

@@ -1,0 +1,147 @@
+// Suspend (MODIFY->SUSPEND then QUERY, per queue) and resume (MODIFY->RDY)
+// of N virtqs on the emulator's default timing profile, for each strategy.
+// Counters: ideal_ms (DESIGN: ceil(N/T)*(Lm+Lq) resp. ceil(N/T)*Lm with the
+// profile's latencies and T = inflight), measured_over_ideal, cmds,
+// peak_inflight. The sequential and threads baselines run in the same binary.
+#include <benchmark/benchmark.h>
+
+#include <atomic>
+#include <cmath>
+#include <memory>
+#include <string>
+
+#include "bench_common.hpp"
+#include "common/devx/engine.hpp"
+#include "drivers/emu/emu.hpp"
+#include "tests/support/emu_virtqs.hpp"
+
+namespace mlx5async::bench {
+namespace {
+
+using devx::BatchResult;
+using devx::Engine;
+using devx::Strategy;
+using namespace std::chrono_literals;
+
+constexpr auto kRunTimeout = 60s;
+
+enum class Op { Suspend, Resume };
+
+// One emulated device with N ready virtqs and an engine of one strategy.
+struct Rig {
+    std::string name;
+    std::unique_ptr<testing::ReadyVirtqs> rv;
+    std::unique_ptr<Engine> eng;
+    emu::Timing timing;
+
+    ~Rig() {
+        if (eng) eng->shutdown();
+        eng.reset();
+        rv.reset();
+        if (!name.empty()) (void)emu::destroy_device(name);
+    }
+    devx::Batch batch(Op op) const {
+        devx::Batch b;
+        for (size_t q = 0; q < rv->vqs.size(); ++q) {
+            if (op == Op::Suspend)
+                b.add_suspend(rv->vqs[q], int(q));
+            else
+                b.add_resume(rv->vqs[q], int(q));
+        }
+        return b;
+    }
+};
+
+std::unique_ptr<Rig> make_rig(benchmark::State& st, Strategy s, unsigned n, unsigned inflight) {
+    static std::atomic<int> seq{0};
+    auto rig = std::make_unique<Rig>();
+    rig->name = "bench" + std::to_string(seq++);
+    std::string spec = profile_spec();
+    auto prof = emu::parse_spec(spec);
+    auto dev = emu::create_device(rig->name, spec);
+    if (!prof || !dev) {
+        st.SkipWithError("emulator device");
+        return nullptr;
+    }
+    rig->timing = prof->timing;
+    auto rv = testing::make_ready_virtqs(emu::api(), rig->name, n);
+    if (!rv) {
+        st.SkipWithError(("virtqs: " + to_string(rv.error())).c_str());
+        return nullptr;
+    }
+    rig->rv = std::make_unique<testing::ReadyVirtqs>(std::move(*rv));
+    auto eng = Engine::create(emu::api(), rig->rv->ctx.get(),
+                              {.strategy = s, .max_inflight = inflight});
+    if (!eng) {
+        st.SkipWithError("engine");
+        return nullptr;
+    }
+    rig->eng = std::move(*eng);
+    return rig;
+}
+
+void run_op(benchmark::State& st, Strategy s, Op op) {
+    const unsigned n = unsigned(st.range(0)), t = unsigned(st.range(1));
+    auto rig = make_rig(st, s, n, t);
+    if (!rig) return;
+    double total_ms = 0;
+    unsigned peak = 0;
+    uint64_t busy0 = rig->eng->stats().busy_retries;
+    uint64_t cmds = 0;
+    for (auto _ : st) {
+        if (op == Op::Resume) {  // bring the queues to SUSPEND, untimed
+            st.PauseTiming();
+            BatchResult pre = rig->eng->run(rig->batch(Op::Suspend), kRunTimeout);
+            st.ResumeTiming();
+            if (!pre.ok()) st.SkipWithError("suspend before resume failed");
+        }
+        BatchResult r = rig->eng->run(rig->batch(op), kRunTimeout);
+        if (!r.ok()) {
+            st.SkipWithError("batch failed");
+            break;
+        }
+        total_ms += std::chrono::duration<double, std::milli>(r.elapsed).count();
+        peak = std::max(peak, r.peak_inflight);
+        cmds = r.done;
+        if (op == Op::Suspend) {  // back to RDY, untimed
+            st.PauseTiming();
+            BatchResult post = rig->eng->run(rig->batch(Op::Resume), kRunTimeout);
+            st.ResumeTiming();
+            if (!post.ok()) st.SkipWithError("resume after suspend failed");
+        }
+    }
+    double waves = std::ceil(double(n) / t);
+    double per_wave_us = rig->timing.modify_us + (op == Op::Suspend ? rig->timing.query_us : 0);
+    double ideal_ms = waves * per_wave_us / 1000.0;
+    double measured_ms = st.iterations() ? total_ms / double(st.iterations()) : 0;
+    st.counters["ideal_ms"] = ideal_ms;
+    st.counters["measured_ms"] = measured_ms;
+    st.counters["measured_over_ideal"] = ideal_ms > 0 ? measured_ms / ideal_ms : 0;
+    st.counters["cmds"] = double(cmds);
+    st.counters["peak_inflight"] = peak;
+    // EBUSY refusals of async queries (all runs, untimed ones included), per iteration.
+    st.counters["busy_retries"] =
+        double(rig->eng->stats().busy_retries - busy0) / double(std::max<int64_t>(1, st.iterations()));
+}
+
+}  // namespace
+
+// BM_Suspend/strategy:async/queues:32/inflight:16 ... Async: N = 1 .. 1024;
+// the blocking baselines stop at 64 (sequential at N=1024 would take about
+// 1.2 s per iteration).
+void register_suspend_resume() {
+    for (Strategy s : {Strategy::Async, Strategy::Sequential, Strategy::Threads})
+        for (Op op : {Op::Suspend, Op::Resume}) {
+            std::string name = std::string(op == Op::Suspend ? "BM_Suspend" : "BM_Resume") +
+                               "/strategy:" + devx::strategy_name(s);
+            auto* b = benchmark::RegisterBenchmark(name.c_str(), [s, op](benchmark::State& st) {
+                run_op(st, s, op);
+            });
+            b->ArgNames({"queues", "inflight"});
+            long max_n = s == Strategy::Async ? 1024 : 64;
+            for (long n = 1; n <= max_n; n *= 2) b->Args({n, 16});
+            b->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
+        }
+}
+
+}  // namespace mlx5async::bench
