@@ -1,5 +1,5 @@
-// Engine cost per command at zero modelled latency: a batch of N suspend
-// chains (2N commands) on
+// Engine cost per command at zero modelled latency: batches alternating N
+// suspend chains (2N commands) and N resumes, on
 // - backend:fake - the scripted FakeDevx (near-free device: engine cost), and
 // - backend:emu  - mlx5emu with modify_us=0, query_us=0 (engine + emulator).
 // Counters: us_per_cmd (wall), cpu_us_per_cmd (process CPU: caller, workers
@@ -30,14 +30,23 @@ double process_cpu_us() {
     return double(ts.tv_sec) * 1e6 + double(ts.tv_nsec) / 1e3;
 }
 
-// Runs suspend batches over `vqs` until the state says stop; reports per command.
+// Runs batches over `vqs` until the state says stop; reports per command.
 void measure(benchmark::State& st, Engine& eng, const std::vector<devx::DevxObj>& vqs) {
     double cpu0 = process_cpu_us(), wall_us = 0;
     uint64_t cmds = 0;
     unsigned peak = 0;
+    bool suspend = true;
     for (auto _ : st) {
+        // Alternate suspend chains and resumes so every command is a legal
+        // transition on the emulator (2N then N commands).
         devx::Batch b;
-        for (size_t q = 0; q < vqs.size(); ++q) b.add_suspend(vqs[q], int(q));
+        for (size_t q = 0; q < vqs.size(); ++q) {
+            if (suspend)
+                b.add_suspend(vqs[q], int(q));
+            else
+                b.add_resume(vqs[q], int(q));
+        }
+        suspend = !suspend;
         BatchResult r = eng.run(std::move(b), 10s);
         if (!r.ok()) {
             st.SkipWithError("batch failed");
