@@ -94,7 +94,7 @@ void cmd_stats(App& app, const Words& w) {
     int queue = -1;
     if (strcmp(w.w[2], "all") != 0) {
         DevInfo info;
-        uint32_t nq = rte_pmd_mlx5async_dev_info(p->dev, &info) == 0 ? info.queues : 0;
+        uint32_t nq = rte_pmd_mlx5async_get_dev_info(p->dev, &info) == 0 ? info.queues : 0;
         uint32_t q;
         if (nq == 0 || !parse_u32(w.w[2], q, 0, nq - 1)) {
             printf("error: invalid queue '%s' for %s: expected 'all' or an index in 0..%d\n",
@@ -110,7 +110,7 @@ void cmd_clear_stats(App& app, const Words&) {
     for (auto& p : app.ports) {
         p->counters = {};
         DevInfo info;
-        uint32_t nq = rte_pmd_mlx5async_dev_info(p->dev, &info) == 0 ? info.queues : 0;
+        uint32_t nq = rte_pmd_mlx5async_get_dev_info(p->dev, &info) == 0 ? info.queues : 0;
         int rc = 0;
         for (uint32_t q = 0; q < nq && rc == 0; q++)
             rc = rte_vdpa_reset_stats(p->dev, uint16_t(q));
@@ -152,12 +152,12 @@ void cmd_set_max_inflight(App& app, const Words& w) {
 }
 
 void cmd_trace(App& app, const Words& w) {
-    if (!app.trace)
-        app.trace = std::make_unique<Trace>();
     if (strcmp(w.w[1], "start") == 0) {
+        if (!app.trace)
+            app.trace = std::make_unique<Trace>();
         app.trace->start(all_ports(app));
         printf("trace: started on %zu device(s)\n", app.ports.size());
-    } else if (!app.trace->active()) {
+    } else if (!app.trace || !app.trace->active()) {
         printf("error: trace is not started (use 'trace start')\n");
     } else {
         app.trace->stop(all_ports(app));
@@ -326,9 +326,8 @@ void Commands::run_interactive() {
     }
     impl_->app.cl = cl;
     cmdline_interact(cl);
-    cmdline_stdin_exit(cl);
     impl_->app.cl = nullptr;
-    cmdline_free(cl);
+    cmdline_stdin_exit(cl);  // restores the terminal and frees cl
 }
 
 }  // namespace vdpa_testpmd

@@ -76,7 +76,7 @@ ResultKey key_for(const std::vector<Port*>& ps) {
     k.devices = uint32_t(ps.size());
     for (size_t i = 0; i < ps.size(); i++) {
         DevInfo info;
-        if (rte_pmd_mlx5async_dev_info(ps[i]->dev, &info) < 0)
+        if (rte_pmd_mlx5async_get_dev_info(ps[i]->dev, &info) < 0)
             continue;
         std::string s = strategy_name(info.strategy);
         k.strategy = i == 0 || k.strategy == s ? s : "mixed";
@@ -89,7 +89,7 @@ void note_run_info(App& app, const std::vector<Port*>& ps, uint32_t queues) {
     if (app.run_info || ps.empty())
         return;
     DevInfo info;
-    if (rte_pmd_mlx5async_dev_info(ps[0]->dev, &info) < 0)
+    if (rte_pmd_mlx5async_get_dev_info(ps[0]->dev, &info) < 0)
         return;
     RunInfo ri;
     ri.profile = info.backend;

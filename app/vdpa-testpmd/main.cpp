@@ -5,8 +5,8 @@
 //       [--interval-ms MS] [--strategies a,b,c] [--per-cycle] [--json FILE]
 //       [--trace FILE] [--stats-period S]
 //
-// Order of a run: probe, attach (--auto-start), command file, wait for the
-// frontend (--wait-ready), cycles (--cycles, per --strategies), prompt (-i)
+// Order of a run: probe, attach (--auto-start), wait for the frontend
+// (--wait-ready), command file, cycles (--cycles, per --strategies), prompt (-i)
 // or, with nothing else to do, run until SIGINT/SIGTERM; then --json and
 // --trace files. The exit status is 0 only if every cycle succeeded.
 #include <getopt.h>
@@ -213,8 +213,6 @@ int run(App& app) {
         app.trace->start(attached_ports(app));
     }
     fflush(stdout);
-    if (ok && !app.opt.cmdline_file.empty())
-        ok = cmds.run_file(app.opt.cmdline_file) == 0;
     if (ok && !app.quit && app.opt.wait_ready_s > 0) {
         auto ps = attached_ports(app);
         ok = !ps.empty() && app.wait_ready(ps, app.opt.wait_ready_s);
@@ -223,6 +221,8 @@ int run(App& app) {
         else if (ps.empty())
             printf("error: --wait-ready: no attached device\n");
     }
+    if (ok && !app.opt.cmdline_file.empty())
+        ok = cmds.run_file(app.opt.cmdline_file) == 0;
     if (ok && !app.quit && app.opt.cycles > 0)
         ok = run_main_cycles(app);
     fflush(stdout);
@@ -249,6 +249,7 @@ int run(App& app) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    setvbuf(stdout, nullptr, _IOLBF, 0);  // line by line, also into pipes
     int n = rte_eal_init(argc, argv);
     if (n < 0) {
         fprintf(stderr, "error: EAL initialisation failed: %s\n", rte_strerror(rte_errno));

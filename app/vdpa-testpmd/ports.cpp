@@ -247,10 +247,10 @@ bool App::is_ready(const Port& p) const {
         return false;
     unsigned nr_vring = rte_vhost_get_vring_num(vid);
     DevInfo info;
-    if (rte_pmd_mlx5async_dev_info(p.dev, &info) < 0)
+    if (rte_pmd_mlx5async_get_dev_info(p.dev, &info) < 0)
         return false;
     std::vector<VqInfo> vqs(std::max(info.max_queues, info.queues) + 1);
-    int n = rte_pmd_mlx5async_vq_info(p.dev, vqs.data(), unsigned(vqs.size()));
+    int n = rte_pmd_mlx5async_get_vq_info(p.dev, vqs.data(), unsigned(vqs.size()));
     if (n <= 0)
         return false;
     unsigned rdy = 0, considered = 0;

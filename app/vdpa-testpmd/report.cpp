@@ -41,7 +41,7 @@ void print_list(App& app) {
            "vqs", "max", "size", "features", "strategy", "inflight", "vid", "socket");
     for (auto& p : app.ports) {
         DevInfo info;
-        int rc = rte_pmd_mlx5async_dev_info(p->dev, &info);
+        int rc = rte_pmd_mlx5async_get_dev_info(p->dev, &info);
         if (rc < 0) {
             printf("  %-3u %-20s error %d\n", p->index, p->name.c_str(), rc);
             continue;
@@ -58,7 +58,7 @@ void print_list(App& app) {
 
 void print_device(App& app, Port& p) {
     DevInfo info;
-    int rc = rte_pmd_mlx5async_dev_info(p.dev, &info);
+    int rc = rte_pmd_mlx5async_get_dev_info(p.dev, &info);
     if (rc < 0) {
         printf("error: %s: device info unavailable (%d)\n", p.name.c_str(), rc);
         return;
@@ -74,7 +74,7 @@ void print_device(App& app, Port& p) {
            p.attached ? p.socket.c_str() : "-", vid,
            vid < 0 ? "none" : (app.is_ready(p) ? "ready" : "connected"), p.connections);
     std::vector<VqInfo> vqs(std::max(info.max_queues, info.queues) + 1);
-    int n = rte_pmd_mlx5async_vq_info(p.dev, vqs.data(), unsigned(vqs.size()));
+    int n = rte_pmd_mlx5async_get_vq_info(p.dev, vqs.data(), unsigned(vqs.size()));
     if (n < 0) {
         printf("error: %s: virtq info unavailable (%d)\n", p.name.c_str(), n);
         return;
@@ -111,7 +111,7 @@ void print_stats(App& app, Port& p, int queue) {
     uint32_t nq = 0;
     rte_vdpa_get_queue_num(p.dev, &nq);
     DevInfo info;
-    if (rte_pmd_mlx5async_dev_info(p.dev, &info) == 0)
+    if (rte_pmd_mlx5async_get_dev_info(p.dev, &info) == 0)
         nq = info.queues;
     int first = queue < 0 ? 0 : queue, last = queue < 0 ? int(nq) - 1 : queue;
     std::vector<rte_vdpa_stat> st(nnames);

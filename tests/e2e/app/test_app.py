@@ -1,0 +1,449 @@
+#!/usr/bin/env python3
+"""vdpa-testpmd end to end: scripted sessions (--cmdline-file), the prompt,
+exit status, --json against the schema, --trace against the command count.
+
+Each case starts the app (and Debian's dpdk-testpmd over net_virtio_user as
+the vhost-user frontend when virtqs must be RDY) with its own EAL file
+prefix and private socket folder, waits with deadlines only, asserts
+properties (never times) and kills every process it started.
+
+  test_app.py CASE --app build/app/vdpa-testpmd/vdpa-testpmd --schema FILE
+"""
+import argparse
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from check_json import check_trace, validate  # noqa: E402
+from e2e_lib import EAL_COMMON, Workdir, unique  # noqa: E402
+
+QP = 4            # queue pairs of the device and of the frontend: 8 virtqs
+VQS = 2 * QP
+# Short emulated latencies: the tests check behaviour, not speed.
+FAST = "emu_modify_us=20,emu_query_us=30,emu_create_us=20,emu_destroy_us=20,emu_umem_us=5"
+VDEV = f"vdpa_mlx5async0,emu=cx7,queues={QP},queue_size=256,{FAST}"
+DEADLINE = 120    # seconds for anything to happen on a loaded 2-core machine
+
+
+def app_argv(args, wd, prefix, app_opts):
+    return [args.app] + EAL_COMMON + ["--file-prefix", prefix, "--vdev", VDEV, "--",
+                                      "--iface", os.path.join(wd.path, "vhost")] + app_opts
+
+
+class App:
+    """The app with its output in a file: it never blocks on a full pipe
+    while a test waits for the frontend (vhost logs are verbose)."""
+
+    def __init__(self, args, wd, app_opts, stdin=subprocess.DEVNULL):
+        self.log_path = os.path.join(wd.path, f"app-{unique('log')}.log")
+        self.log = open(self.log_path, "w")
+        self.p = subprocess.Popen(app_argv(args, wd, unique("app"), app_opts), stdin=stdin,
+                                  stdout=self.log, stderr=subprocess.STDOUT, text=True,
+                                  start_new_session=True)
+
+    def lines(self):
+        with open(self.log_path, errors="replace") as f:
+            return f.read().splitlines()
+
+    def wait_for(self, pattern, timeout=DEADLINE):
+        """Polls the output (every 50 ms, bounded) for a line matching pattern."""
+        rx = re.compile(pattern)
+        end = time.monotonic() + timeout
+        while True:
+            if any(rx.search(l) for l in self.lines()):
+                return
+            if self.p.poll() is not None or time.monotonic() > end:
+                if any(rx.search(l) for l in self.lines()):
+                    return
+                raise AssertionError(f"app: no line matching {pattern!r}; output:\n" +
+                                     "\n".join(self.lines()[-80:]))
+            time.sleep(0.05)
+
+    def send(self, text):
+        self.p.stdin.write(text + "\n")
+        self.p.stdin.flush()
+
+    def wait(self, timeout=DEADLINE):
+        try:
+            return self.p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"app: did not exit within {timeout}s; output:\n" +
+                                 "\n".join(self.lines()[-80:]))
+
+    def kill(self):
+        if self.p.poll() is None:
+            try:
+                os.killpg(self.p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.p.wait(10)
+        self.log.close()
+
+
+def run_app(args, wd, app_opts):
+    """Runs the app to completion; returns (exit status, output lines)."""
+    app = App(args, wd, app_opts)
+    try:
+        rc = app.wait()
+        return rc, app.lines()
+    finally:
+        app.kill()
+
+
+def start_frontend(wd):
+    """Debian's dpdk-testpmd over net_virtio_user on the app's first socket.
+    Nothing is awaited here: the app's --wait-ready is the synchronisation,
+    and the app may finish (and close the socket) before testpmd is done
+    starting. Enter on stdin makes a running testpmd exit."""
+    log = open(os.path.join(wd.path, "frontend.log"), "w")
+    argv = ["dpdk-testpmd"] + EAL_COMMON + [
+        "--file-prefix", unique("fe"), "--vdev",
+        f"net_virtio_user0,path={os.path.join(wd.path, 'vhost0')},queues={QP}", "--",
+        f"--rxq={QP}", f"--txq={QP}", "--total-num-mbufs=4096", "--disable-link-check"]
+    p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT,
+                         text=True, start_new_session=True)
+    return p, log
+
+
+def stop_frontend(fe):
+    p, log = fe
+    if p.poll() is None:
+        try:
+            p.stdin.write("\n")
+            p.stdin.flush()
+            p.wait(30)
+        except (BrokenPipeError, subprocess.TimeoutExpired):
+            pass
+    if p.poll() is None:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        p.wait(10)
+    log.close()
+
+
+def with_frontend(args, wd, app_opts):
+    """Starts the app, then the frontend on its socket; returns the app's
+    (exit status, lines) once it exits."""
+    app = App(args, wd, app_opts)
+    fe = None
+    try:
+        app.wait_for(r"attached to .*vhost0")
+        fe = start_frontend(wd)
+        rc = app.wait(4 * DEADLINE)
+        return rc, app.lines()
+    finally:
+        app.kill()
+        if fe:
+            stop_frontend(fe)
+
+
+def script(wd, text):
+    path = os.path.join(wd.path, "session.txt")
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def expect(lines, *patterns):
+    """Every pattern (regex) matches some line, in this order."""
+    pos = 0
+    for pat in patterns:
+        rx = re.compile(pat)
+        while pos < len(lines) and not rx.search(lines[pos]):
+            pos += 1
+        assert pos < len(lines), f"no line matching {pat!r} in order; output:\n" + "\n".join(lines)
+        pos += 1
+
+
+def load_schema(args):
+    with open(args.schema) as f:
+        return json.load(f)
+
+
+def case_script(args):
+    """Every command, good and bad; errors print a message and the session
+    goes on; nothing runs after quit."""
+    wd = Workdir()
+    try:
+        res = os.path.join(wd.path, "r.json")
+        trace = os.path.join(wd.path, "t.json")
+        custom = os.path.join(wd.path, "custom.sock")
+        s = script(wd, f"""# a comment, then every command
+help
+list
+show device all
+show device 0
+show device nosuch
+suspend nosuch
+resume 42
+cycle all abc
+cycle all 0
+cycle 0 2 xyz
+cycle nosuch 1
+stats 0 all
+stats 0 1
+stats 0 999
+stats 0 -1
+stats nosuch all
+clear stats
+set strategy all bogus
+set strategy 0 sequential
+set strategy all async
+set max_inflight 0 abc
+set max_inflight 0 0
+set max_inflight all 4
+trace stop
+trace save {trace}
+trace start
+trace stop
+trace save {trace}
+fault 0
+fault nosuch clear
+fault 0 clear
+detach 0
+detach 0
+attach 0
+create {custom} 0
+detach all
+create {custom} 0
+show device 0
+set strategy
+bogus command
+list
+quit
+list
+""")
+        rc, lines = run_app(args, wd, ["--auto-start", "--cmdline-file", s, "--json", res])
+        assert rc == 0, f"exit status {rc}:\n" + "\n".join(lines)
+        expect(lines,
+               r"^vdpa> help$", r"set strategy <dev\|all> async\|sequential\|threads",
+               r"^vdpa> list$", r"vdpa_mlx5async0 .* emu:cx7", r"1 device\(s\)",
+               r"^vdpa> show device all$", r"device vdpa_mlx5async0", rf"{VQS} virtq\(s\)",
+               r"^vdpa> show device 0$", r"device vdpa_mlx5async0",
+               r"^vdpa> show device nosuch$", r"error: unknown device 'nosuch'",
+               r"^vdpa> suspend nosuch$", r"error: unknown device 'nosuch'",
+               r"^vdpa> resume 42$", r"error: unknown device '42'",
+               r"^vdpa> cycle all abc$", r"error: invalid cycle count 'abc'",
+               r"^vdpa> cycle all 0$", r"error: invalid cycle count '0'",
+               r"^vdpa> cycle 0 2 xyz$", r"error: invalid interval 'xyz'",
+               r"^vdpa> cycle nosuch 1$", r"error: unknown device 'nosuch'",
+               r"^vdpa> stats 0 all$", r"stats for vdpa_mlx5async0", r"suspend: 0 ok",
+               r"^vdpa> stats 0 1$", r"stats for vdpa_mlx5async0",
+               r"^vdpa> stats 0 999$", r"error: invalid queue '999'",
+               r"^vdpa> stats 0 -1$", r"error: invalid queue '-1'",
+               r"^vdpa> stats nosuch all$", r"error: unknown device 'nosuch'",
+               r"^vdpa> clear stats$", r"vdpa_mlx5async0: stats cleared",
+               r"^vdpa> set strategy all bogus$", r"error: unknown strategy 'bogus'",
+               r"^vdpa> set strategy 0 sequential$", r"vdpa_mlx5async0: strategy sequential",
+               r"^vdpa> set strategy all async$", r"vdpa_mlx5async0: strategy async",
+               r"^vdpa> set max_inflight 0 abc$", r"error: invalid max_inflight 'abc'",
+               r"^vdpa> set max_inflight 0 0$", r"error: invalid max_inflight '0'",
+               r"^vdpa> set max_inflight all 4$", r"vdpa_mlx5async0: max_inflight 4",
+               r"^vdpa> trace stop$", r"error: .*trace",
+               r"^vdpa> trace save ", r"error: nothing traced yet",
+               r"^vdpa> trace start$", r"trace: started on 1 device",
+               r"^vdpa> trace stop$", r"trace: stopped",
+               r"^vdpa> trace save ", r"trace: 0 command spans",
+               r"^vdpa> fault 0$", r"error: .*bad arguments", r"fault <dev> <rule",
+               r"^vdpa> fault nosuch clear$", r"error: unknown device 'nosuch'",
+               r"^vdpa> fault 0 clear$", r"vdpa_mlx5async0: fault rule 'clear' set",
+               r"^vdpa> detach 0$", r"vdpa_mlx5async0: detached from .*vhost0",
+               r"^vdpa> detach 0$", r"error: vdpa_mlx5async0 is not attached",
+               r"^vdpa> attach 0$", r"vdpa_mlx5async0: attached to .*vhost0",
+               r"^vdpa> create ", r"error: vdpa_mlx5async0 is already attached",
+               r"^vdpa> detach all$", r"detached from .*vhost0",
+               r"^vdpa> create ", r"vdpa_mlx5async0: attached to .*custom.sock",
+               r"^vdpa> show device 0$", r"socket: .*custom.sock",
+               r"^vdpa> set strategy$", r"error: .*bad arguments", r"usage:",
+               r"^vdpa> bogus command$", r"error: .*unknown command",
+               r"^vdpa> list$", r"1 device\(s\)",
+               r"^vdpa> quit$", r"^cycles: 0 ok, 0 failed$")
+        assert lines.count("vdpa> list") == 2, "a command ran after quit"
+        # --json without cycles: valid, no results.
+        with open(res) as f:
+            doc = json.load(f)
+        schema = load_schema(args)
+        errs = validate(doc, schema)
+        assert not errs, errs
+        assert doc["results"] == [] and doc["cycles_ok"] == 0, doc
+        check_schema_rejects(schema, doc)
+        t = check_trace(trace)
+        assert t["fw"] == [] and t["ops"] == [], t
+    finally:
+        wd.close()
+
+
+def check_schema_rejects(schema, good):
+    """The checker and the schema reject what the app must never write."""
+    entry = {"strategy": "async", "op": "suspend", "devices": 1, "queues": 8,
+             "max_inflight": 16, "samples": 3, "min_ms": 1.0, "median_ms": 1.5, "p99_ms": 2.0,
+             "max_ms": 2.0, "ideal_ms": 1.0, "measured_over_ideal": 1.5, "failures": 0}
+    assert not validate(dict(good, results=[entry]), schema)
+    bad = [
+        {k: v for k, v in good.items() if k != "queues"},
+        dict(good, extra=1),
+        dict(good, tool="other"),
+        dict(good, queues=-1),
+        dict(good, results=[dict(entry, op="migrate")]),
+        dict(good, results=[dict(entry, samples=1.5)]),
+        dict(good, results=[dict(entry, median_ms="1.5")]),
+        dict(good, results=[{k: v for k, v in entry.items() if k != "failures"}]),
+    ]
+    for b in bad:
+        assert validate(b, schema), f"schema accepted {b}"
+
+
+def case_cycles(args):
+    """--strategies: cycles per strategy with a real frontend, the table,
+    exit status 0, JSON valid with every sample accounted for."""
+    wd = Workdir()
+    try:
+        res = os.path.join(wd.path, "r.json")
+        n = 3
+        rc, lines = with_frontend(args, wd, [
+            "--auto-start", "--wait-ready", str(DEADLINE), "--cycles", str(n), "--per-cycle",
+            "--strategies", "sequential,threads,async", "--json", res])
+        assert rc == 0, f"exit status {rc}:\n" + "\n".join(lines)
+        expect(lines, r"frontend ready on 1 device", r"strategy sequential: 3 cycles",
+               r"cycle 3/3: .* ok$", r"strategy threads", r"strategy async",
+               r"^\| operation \| sequential \| threads \| async \| reduction \|$",
+               r"^\| suspend +\| [0-9.]+ ms \| [0-9.]+ ms \| [0-9.]+ ms \| [0-9.]+x \|$",
+               r"^\| resume +\| [0-9.]+ ms \| [0-9.]+ ms \| [0-9.]+ ms \| [0-9.]+x \|$",
+               r"^cycles: 9 ok, 0 failed$")
+        with open(res) as f:
+            doc = json.load(f)
+        errs = validate(doc, load_schema(args))
+        assert not errs, errs
+        assert doc["queues"] == VQS and doc["cycles_ok"] == 3 * n, doc
+        got = {(r["strategy"], r["op"]): r for r in doc["results"]}
+        assert set(got) == {(s, o) for s in ("sequential", "threads", "async")
+                            for o in ("suspend", "resume")}, got.keys()
+        for r in got.values():
+            assert r["samples"] == n and r["failures"] == 0 and r["queues"] == VQS, r
+            assert r["min_ms"] <= r["median_ms"] <= r["p99_ms"] <= r["max_ms"], r
+    finally:
+        wd.close()
+
+
+def case_trace(args):
+    """A scripted session with a frontend: one "X" span per firmware command
+    the app reports issuing, one track per virtq, phases per operation."""
+    wd = Workdir()
+    try:
+        trace = os.path.join(wd.path, "t.json")
+        s = script(wd, f"""trace start
+show device all
+suspend all
+show device 0
+resume all
+cycle all 2 1
+trace save {trace}
+quit
+""")
+        rc, lines = with_frontend(args, wd, ["--auto-start", "--wait-ready", str(DEADLINE),
+                                             "--cmdline-file", s])
+        assert rc == 0, f"exit status {rc}:\n" + "\n".join(lines)
+        expect(lines, r"^vdpa> suspend all$", rf"suspend of 1 device\(s\): ok",
+               rf"^  vdpa_mlx5async0 +{VQS} ", r"^vdpa> show device 0$",
+               *[rf"^  {q} +SUSPEND " for q in range(VQS)],
+               r"^vdpa> resume all$", r"resume of 1 device\(s\): ok",
+               r"^vdpa> cycle all 2 1$", r"cycles on vdpa_mlx5async0",
+               r"^  suspend +2 +0 ", r"^  resume +2 +0 ")
+        line = next(l for l in lines if l.startswith("trace: ") and "written to" in l)
+        m = re.match(r"trace: (\d+) command spans \((\d+) in suspend/resume batches, "
+                     r"(\d+) commands issued by them\)", line)
+        assert m, line
+        spans, op_spans, issued = map(int, m.groups())
+        t = check_trace(trace)
+        fw_ops = [e for e in t["fw"] if e["args"]["batch"] in ("suspend", "resume")]
+        assert issued > 0 and len(fw_ops) == issued == op_spans, (len(fw_ops), line)
+        assert len(t["fw"]) == spans, (len(t["fw"]), line)
+        # 3 suspends and 3 resumes over every virtq: each virtq has a track.
+        assert {e["tid"] for e in fw_ops} == set(range(1, VQS + 1)), {e["tid"] for e in fw_ops}
+        assert len(t["ops"]) == 6 and len(t["phases"]) == 18, (len(t["ops"]), len(t["phases"]))
+        assert all(e["args"]["status"] == "OK" for e in fw_ops)
+        names = {e["args"]["name"] for e in t["meta"] if e["name"] == "thread_name"}
+        assert {f"vq {q}" for q in range(VQS)} <= names, names
+    finally:
+        wd.close()
+
+
+def case_fault(args):
+    """An injected firmware error fails that cycle (message, FAILED line),
+    later cycles run, and the exit status says a cycle failed."""
+    wd = Workdir()
+    try:
+        s = script(wd, """fault 0 op=modify nth=3 status=0x9 syndrome=0x1
+cycle 0 1
+show device 0
+fault 0 clear
+cycle 0 2
+stats 0 all
+""")
+        rc, lines = with_frontend(args, wd, ["--auto-start", "--wait-ready", str(DEADLINE),
+                                             "--cmdline-file", s])
+        assert rc == 1, f"exit status {rc} after a failed cycle:\n" + "\n".join(lines)
+        expect(lines, r"fault rule 'op=modify nth=3 status=0x9 syndrome=0x1' set",
+               r"^vdpa> cycle 0 1$", r"cycle 1/1: .*FAILED$", r"cycles on vdpa_mlx5async0",
+               r"failed cycles: 1", r"^vdpa> fault 0 clear$", r"^vdpa> cycle 0 2$",
+               r"failed cycles: 0", r"^vdpa> stats 0 all$", r"suspend: 2 ok, 1 failed",
+               r"^cycles: 2 ok, 1 failed$")
+    finally:
+        wd.close()
+
+
+def case_exit_status(args):
+    """Without a frontend: --wait-ready times out with a message and --cycles
+    fails (nothing RDY): both exit 1."""
+    wd = Workdir()
+    try:
+        rc, lines = run_app(args, wd, ["--auto-start", "--wait-ready", "1", "--cycles", "1"])
+        assert rc == 1, f"exit status {rc}:\n" + "\n".join(lines)
+        expect(lines, r"error: vdpa_mlx5async0: frontend not ready after 1 s", r"^cycles: 0 ok")
+        rc, lines = run_app(args, wd, ["--auto-start", "--cycles", "2"])
+        assert rc == 1, f"exit status {rc}:\n" + "\n".join(lines)
+        expect(lines, r"cycle 1/2: .*FAILED$", r"^cycles: 0 ok, 2 failed$")
+        rc, lines = run_app(args, wd, ["--cycles", "x"])
+        assert rc == 2 and any("invalid value 'x' for --cycles" in l for l in lines), lines
+    finally:
+        wd.close()
+
+
+def case_interactive(args):
+    """-i: the prompt reads commands from stdin, errors keep it running."""
+    wd = Workdir()
+    app = App(args, wd, ["-i"], stdin=subprocess.PIPE)
+    try:
+        app.wait_for(r"mlx5async device\(s\)")
+        app.send("show device nosuch")
+        app.wait_for(r"error: unknown device 'nosuch'")
+        app.send("list")
+        app.wait_for(r"1 device\(s\)")
+        app.send("quit")
+        assert app.wait() == 0, "\n".join(app.lines())
+        expect(app.lines(), r"unknown device 'nosuch'", r"1 device\(s\)",
+               r"^cycles: 0 ok, 0 failed$")
+    finally:
+        app.kill()
+        wd.close()
+
+
+CASES = {"script": case_script, "cycles": case_cycles, "trace": case_trace,
+         "fault": case_fault, "exit-status": case_exit_status, "interactive": case_interactive}
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("case", choices=sorted(CASES))
+    ap.add_argument("--app", required=True)
+    ap.add_argument("--schema", required=True)
+    a = ap.parse_args()
+    CASES[a.case](a)
+    print(f"{a.case}: ok")
