@@ -19,6 +19,7 @@ struct CommandInterface::Pending {
     bool async = false;
     bool throttled = false;
     bool started = false;
+    bool forced = false;  // complete_next released it
     int64_t due = 0;
     TraceEntry tr;
 };
@@ -97,14 +98,14 @@ void CommandInterface::grant_slots() {
         p->started = true;
         p->tr.start_ns = clock_.now_ns();
         p->due = p->tr.start_ns + latency_ns(p->desc.opcode) + p->timing.extra_ns;
-        if (!p->timing.hang) due_.insert(p->due);
+        running_.push_back(p.get());
         granted = true;
     }
     if (granted) cv_.notify_all();
 }
 
 bool CommandInterface::reached(const Pending& p) const {
-    return p.started && !p.timing.hang && clock_.now_ns() >= p.due;
+    return p.started && !p.timing.hang && (p.forced || clock_.now_ns() >= p.due);
 }
 
 // Under mu_: release what the command held, record it.
@@ -112,7 +113,7 @@ void CommandInterface::finish(Pending& p, const CmdOutcome& o, std::unique_lock<
     if (p.started) {
         ++free_slots_;
         --slots_used_;
-        if (!p.timing.hang) due_.erase(due_.find(p.due));
+        std::erase(running_, &p);
     } else {
         std::erase_if(slot_queue_, [&p](const PendingPtr& q) { return q.get() == &p; });
     }
@@ -231,19 +232,16 @@ void CommandInterface::shutdown() {
 }
 
 size_t CommandInterface::complete_next(size_t n) {
-    if (!clock_.manual() || n == 0) return 0;
-    int64_t target;
-    size_t count;
-    {
-        std::lock_guard lk(mu_);
-        if (due_.empty()) return 0;
-        count = std::min(n, due_.size());
-        auto it = due_.begin();
-        std::advance(it, count - 1);
-        target = *it;
-        count = size_t(std::distance(due_.begin(), due_.upper_bound(target)));
-    }
-    static_cast<ManualClock&>(clock_).advance_to(target);
+    std::lock_guard lk(mu_);
+    std::vector<Pending*> v;
+    for (Pending* p : running_)
+        if (!p->timing.hang && !reached(*p)) v.push_back(p);
+    std::sort(v.begin(), v.end(), [](const Pending* a, const Pending* b) {
+        return a->due != b->due ? a->due < b->due : a->tr.seq < b->tr.seq;
+    });
+    size_t count = std::min(n, v.size());
+    for (size_t i = 0; i < count; ++i) v[i]->forced = true;
+    if (count) cv_.notify_all();
     return count;
 }
 

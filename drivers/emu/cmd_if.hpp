@@ -67,8 +67,9 @@ public:
     // the firmware thread. Idempotent.
     void shutdown();
 
-    // Manual clock: moves time to the due time of the n-th earliest running
-    // command; returns how many running commands that releases.
+    // Completes the n earliest-due running commands (ties: submission order)
+    // now, without moving the clock; hung commands are not eligible.
+    // Returns how many it released.
     size_t complete_next(size_t n);
     // Blocks until at least n commands hold a slot (or the timeout).
     bool wait_running(size_t n, std::chrono::milliseconds timeout);
@@ -107,7 +108,7 @@ private:
     std::mt19937_64 rng_;
     std::deque<PendingPtr> slot_queue_;       // admitted, waiting for a slot (FIFO)
     std::vector<PendingPtr> async_;           // async commands not yet finished
-    std::multiset<int64_t> due_;              // due times of running non-hung commands
+    std::vector<Pending*> running_;           // holding a slot
     CmdCounters counters_;
     std::jthread fw_;
 };

@@ -1,0 +1,203 @@
+// The command interface: throttle, slots, async completions. Manual clock:
+// commands complete only when the test steps time, so counts are exact.
+#include <fcntl.h>
+#include <poll.h>
+
+#include <atomic>
+#include <map>
+#include <thread>
+
+#include "emu_fixture.hpp"
+
+namespace mlx5async::emu::test {
+namespace {
+
+using namespace std::chrono_literals;
+using prm::VirtqState;
+
+constexpr auto kDeadline = 10s;  // generous: only reached on a bug
+
+class CmdIf : public EmuTest {
+protected:
+    void SetUp() override {
+        // Zero latency for set-up, then the manual clock holds every command
+        // whose latency is non-zero: QUERY takes 1 ms, the rest nothing.
+        open_device(std::string("cx7,clock=manual,") + kZeroLatency + ",query_us=1000");
+    }
+
+    std::vector<std::byte> query_in(const Vq& vq) {
+        std::vector<std::byte> in(16);
+        prm::encode_query_virtq(vq.id, in);
+        return in;
+    }
+
+    // Blocking queries from `threads` threads, one each.
+    std::vector<std::jthread> blocking_queries(const Vq& vq, int threads, std::atomic<int>& ok) {
+        std::vector<std::jthread> v;
+        for (int i = 0; i < threads; ++i)
+            v.emplace_back([this, &vq, &ok] {
+                auto in = query_in(vq);
+                std::vector<std::byte> out(prm::kVirtqQueryOutBytes);
+                if (A.obj_query(vq.obj, in.data(), in.size(), out.data(), out.size()) == 0) ++ok;
+            });
+        return v;
+    }
+};
+
+bool readable(int fd, std::chrono::milliseconds timeout) {
+    pollfd p{fd, POLLIN, 0};
+    return ::poll(&p, 1, int(timeout.count())) == 1 && (p.revents & POLLIN);
+}
+
+// Drains every ready completion; returns wr_ids.
+std::vector<uint64_t> drain(const devx::DevxApi& A, mlx5dv_devx_cmd_comp* cc) {
+    std::vector<uint64_t> ids;
+    alignas(8) std::byte buf[sizeof(mlx5dv_devx_async_cmd_hdr) + prm::kVirtqQueryOutBytes];
+    auto* hdr = reinterpret_cast<mlx5dv_devx_async_cmd_hdr*>(buf);
+    while (A.get_async_cmd_comp(cc, hdr, sizeof buf) == 0) {
+        EXPECT_EQ(prm::get_bits(std::span<const std::byte>(buf + 8, 16), 0, 8), 0u);
+        ids.push_back(hdr->wr_id);
+    }
+    EXPECT_EQ(errno, EAGAIN);
+    return ids;
+}
+
+TEST_F(CmdIf, BlockingSubmittersReachButNeverExceedThrottle) {
+    Vq vq = virtq_in_state(VirtqState::RDY);
+    uint64_t base = dev_->counters().completed;
+    constexpr int kThreads = 40;
+    std::atomic<int> ok{0};
+    auto threads = blocking_queries(vq, kThreads, ok);
+    int done = 0;
+    while (done < kThreads) {
+        int wave = std::min(16, kThreads - done);
+        ASSERT_TRUE(dev_->wait_running(size_t(wave), kDeadline)) << "running " << dev_->inflight();
+        EXPECT_EQ(dev_->inflight(), uint32_t(wave));  // exactly the throttle, never more
+        EXPECT_EQ(dev_->complete_next(size_t(wave)), size_t(wave));
+        done += wave;
+        ASSERT_TRUE(dev_->wait_completed(base + uint64_t(done), kDeadline));
+    }
+    threads.clear();
+    EXPECT_EQ(ok.load(), kThreads);
+    EXPECT_EQ(dev_->counters().peak_inflight, 16u);
+}
+
+TEST_F(CmdIf, AsyncBusyOnlyWhenThrottleFull) {
+    Vq vq = virtq_in_state(VirtqState::RDY);
+    auto* cc = A.create_cmd_comp(ctx_);
+    ASSERT_NE(cc, nullptr);
+    fcntl(cc->fd, F_SETFL, O_NONBLOCK);
+    auto in = query_in(vq);
+    for (uint64_t i = 0; i < 16; ++i)
+        ASSERT_EQ(A.obj_query_async(vq.obj, in.data(), in.size(), prm::kVirtqQueryOutBytes, i, cc), 0)
+            << "EBUSY before the throttle was full, at " << i;
+    EXPECT_EQ(dev_->inflight(), 16u);
+    EXPECT_EQ(A.obj_query_async(vq.obj, in.data(), in.size(), prm::kVirtqQueryOutBytes, 99, cc), EBUSY);
+    EXPECT_EQ(dev_->counters().busy_rejections, 1u);
+    EXPECT_FALSE(readable(cc->fd, 0ms));
+    EXPECT_EQ(dev_->complete_next(1), 1u);
+    ASSERT_TRUE(readable(cc->fd, kDeadline));
+    EXPECT_EQ(drain(A, cc).size(), 1u);
+    EXPECT_EQ(A.obj_query_async(vq.obj, in.data(), in.size(), prm::kVirtqQueryOutBytes, 16, cc), 0);
+    EXPECT_EQ(dev_->complete_next(16), 16u);
+    ASSERT_TRUE(dev_->wait_completed(dev_->counters().completed + 0, kDeadline));
+    A.destroy_cmd_comp(cc);
+}
+
+TEST_F(CmdIf, EveryAsyncQueryCompletesExactlyOnce) {
+    Vq vq = virtq_in_state(VirtqState::RDY);
+    auto* cc = A.create_cmd_comp(ctx_);
+    ASSERT_NE(cc, nullptr);
+    fcntl(cc->fd, F_SETFL, O_NONBLOCK);
+    auto in = query_in(vq);
+    constexpr uint64_t kTotal = 100;
+    std::map<uint64_t, int> seen;
+    uint64_t next = 0;
+    while (seen.size() < kTotal) {
+        // Submit until EBUSY (requeue after the next completion, as the engine).
+        while (next < kTotal) {
+            int rc = A.obj_query_async(vq.obj, in.data(), in.size(), prm::kVirtqQueryOutBytes, next, cc);
+            if (rc == EBUSY) {
+                EXPECT_EQ(dev_->inflight(), 16u) << "EBUSY below the throttle";
+                break;
+            }
+            ASSERT_EQ(rc, 0);
+            ++next;
+        }
+        dev_->complete_next(16);
+        ASSERT_TRUE(readable(cc->fd, kDeadline)) << "no completion; inflight " << dev_->inflight();
+        for (uint64_t id : drain(A, cc)) ++seen[id];
+    }
+    for (auto [id, n] : seen) EXPECT_EQ(n, 1) << "wr_id " << id;
+    EXPECT_EQ(seen.size(), kTotal);
+    EXPECT_LE(dev_->counters().peak_inflight, 16u);
+    EXPECT_FALSE(readable(cc->fd, 0ms));
+    A.destroy_cmd_comp(cc);
+}
+
+TEST_F(CmdIf, SlotsBoundNonThrottledCommands) {
+    close_all();
+    open_device(std::string("cx7,clock=manual,cmd_slots=4,max_inflight=2,") + kZeroLatency);
+    FaultRule hold;  // QUERY_HCA_CAP takes 1 ms of (manual) time
+    hold.match.opcode = uint16_t(prm::Opcode::QUERY_HCA_CAP);
+    hold.action = FaultAction::Delay;
+    hold.extra_ns = 1'000'000;
+    dev_->faults().add(hold);
+    std::vector<std::jthread> threads;
+    std::atomic<int> ok{0};
+    for (int i = 0; i < 10; ++i)
+        threads.emplace_back([&] {
+            std::vector<std::byte> in(prm::kQueryHcaCapInBytes), out(prm::kQueryHcaCapOutBytes);
+            prm::encode_query_hca_cap(prm::cap_op_mod(prm::kCapTypeGeneral), in);
+            if (A.general_cmd(ctx_, in.data(), in.size(), out.data(), out.size()) == 0) ++ok;
+        });
+    uint64_t base = dev_->counters().completed;
+    for (int done = 0; done < 10;) {
+        int wave = std::min(4, 10 - done);
+        ASSERT_TRUE(dev_->wait_running(size_t(wave), kDeadline));
+        dev_->complete_next(size_t(wave));
+        done += wave;
+        ASSERT_TRUE(dev_->wait_completed(base + uint64_t(done), kDeadline));
+    }
+    threads.clear();
+    EXPECT_EQ(ok.load(), 10);
+    EXPECT_EQ(dev_->counters().peak_slots, 4u);
+    EXPECT_EQ(dev_->counters().peak_inflight, 0u);  // QUERY_HCA_CAP is not throttled
+}
+
+TEST_F(CmdIf, TraceRecordsEachCommand) {
+    Vq vq = virtq_in_state(VirtqState::INIT);
+    dev_->clear_trace();
+    prm::VirtqAttr a;
+    a.state = VirtqState::SUSPEND;  // illegal from INIT
+    CmdRet r = modify_virtq(vq, a, prm::modify_bits::STATE);
+    ASSERT_EQ(r.status, uint8_t(prm::Status::BAD_RES_STATE_ERR));
+    auto t = dev_->trace();
+    ASSERT_EQ(t.size(), 1u);
+    EXPECT_EQ(t[0].opcode, uint16_t(prm::Opcode::MODIFY_GENERAL_OBJECT));
+    EXPECT_EQ(t[0].obj_type, uint16_t(prm::ObjType::VIRTIO_NET_Q));
+    EXPECT_EQ(t[0].obj_id, vq.id);
+    EXPECT_EQ(t[0].status, uint8_t(prm::Status::BAD_RES_STATE_ERR));
+    EXPECT_EQ(t[0].syndrome, syndrome::kIllegalTransition);
+    EXPECT_LE(t[0].submit_ns, t[0].start_ns);
+    EXPECT_LE(t[0].start_ns, t[0].end_ns);
+    EXPECT_GE(dev_->counters().by_opcode.at(uint16_t(prm::Opcode::MODIFY_GENERAL_OBJECT)), 1u);
+}
+
+TEST_F(CmdIf, ManualClockHoldsBlockingCommandUntilStepped) {
+    Vq vq = virtq_in_state(VirtqState::RDY);
+    std::atomic<int> ok{0};
+    uint64_t base = dev_->counters().completed;
+    auto threads = blocking_queries(vq, 1, ok);
+    ASSERT_TRUE(dev_->wait_running(1, kDeadline));
+    EXPECT_FALSE(dev_->wait_completed(base + 1, 20ms));  // held: time does not move
+    dev_->advance_clock(999us);
+    EXPECT_FALSE(dev_->wait_completed(base + 1, 20ms));
+    dev_->advance_clock(1us);
+    EXPECT_TRUE(dev_->wait_completed(base + 1, kDeadline));
+    threads.clear();
+    EXPECT_EQ(ok.load(), 1);
+}
+
+}  // namespace
+}  // namespace mlx5async::emu::test
