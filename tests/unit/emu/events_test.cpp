@@ -1,0 +1,97 @@
+// DevX event channel: OBJECT_CHANGE delivered with the subscriber's cookie
+// when a virtq enters ERR.
+#include <fcntl.h>
+#include <poll.h>
+
+#include "emu/events.hpp"
+#include "emu_fixture.hpp"
+
+namespace mlx5async::emu::test {
+namespace {
+
+using prm::VirtqState;
+
+class Events : public EmuTest {
+protected:
+    mlx5dv_devx_event_channel* channel(bool omit = false) {
+        auto f = omit ? MLX5DV_DEVX_CREATE_EVENT_CHANNEL_FLAGS_OMIT_EV_DATA
+                      : mlx5dv_devx_create_event_channel_flags(0);
+        auto* ch = A.create_event_channel(ctx_, f);
+        EXPECT_NE(ch, nullptr);
+        if (ch) fcntl(ch->fd, F_SETFL, O_NONBLOCK);
+        return ch;
+    }
+    int subscribe(mlx5dv_devx_event_channel* ch, const Vq& vq, uint64_t cookie,
+                  uint16_t ev = prm::kEventObjectChange) {
+        uint16_t evs[] = {ev};
+        return A.subscribe_devx_event(ch, vq.obj, sizeof evs, evs, cookie);
+    }
+};
+
+bool readable(int fd, int ms) {
+    pollfd p{fd, POLLIN, 0};
+    return ::poll(&p, 1, ms) == 1;
+}
+
+TEST_F(Events, ObjectChangeDeliveredWithCookieAndEqe) {
+    Vq a = virtq_in_state(VirtqState::RDY, 0);
+    Vq b = virtq_in_state(VirtqState::RDY, 1);
+    auto* ch = channel();
+    ASSERT_EQ(subscribe(ch, a, 0xa0), 0);
+    ASSERT_EQ(subscribe(ch, b, 0xb1), 0);
+    EXPECT_FALSE(readable(ch->fd, 0));
+    ASSERT_TRUE(dev_->force_virtq_error(b.id, 2));
+    ASSERT_TRUE(readable(ch->fd, 10000));
+    alignas(8) std::byte buf[8 + kEqeBytes];
+    auto* hdr = reinterpret_cast<mlx5dv_devx_async_event_hdr*>(buf);
+    ASSERT_EQ(A.get_event(ch, hdr, sizeof buf), ssize_t(sizeof buf));
+    EXPECT_EQ(hdr->cookie, 0xb1u);
+    auto eqe = std::span<const std::byte>(buf + 8, kEqeBytes);
+    EXPECT_EQ(prm::get_bits(eqe, 8, 8), prm::kEventObjectChange);
+    EXPECT_EQ(prm::get_bits(eqe, 34 * 8, 16), uint16_t(prm::ObjType::VIRTIO_NET_Q));
+    EXPECT_EQ(prm::get_bits(eqe, 36 * 8, 32), b.id);
+    EXPECT_EQ(A.get_event(ch, hdr, sizeof buf), -1);  // only b's event
+    EXPECT_EQ(errno, EAGAIN);
+    EXPECT_FALSE(readable(ch->fd, 0));
+    A.destroy_event_channel(ch);
+}
+
+TEST_F(Events, OmitDataGivesCookieOnly) {
+    Vq vq = virtq_in_state(VirtqState::SUSPEND);
+    auto* ch = channel(true);
+    ASSERT_EQ(subscribe(ch, vq, 77), 0);
+    ASSERT_TRUE(dev_->force_virtq_error(vq.id, 1));
+    alignas(8) std::byte buf[128];
+    auto* hdr = reinterpret_cast<mlx5dv_devx_async_event_hdr*>(buf);
+    ASSERT_EQ(A.get_event(ch, hdr, sizeof buf), ssize_t(sizeof(uint64_t)));
+    EXPECT_EQ(hdr->cookie, 77u);
+    A.destroy_event_channel(ch);
+}
+
+TEST_F(Events, UnsupportedEventAndShortBufferRejected) {
+    Vq vq = virtq_in_state(VirtqState::RDY);
+    auto* ch = channel();
+    EXPECT_EQ(subscribe(ch, vq, 1, 0x2), EINVAL);
+    ASSERT_EQ(subscribe(ch, vq, 1), 0);
+    ASSERT_TRUE(dev_->force_virtq_error(vq.id, 1));
+    alignas(8) std::byte buf[16];
+    EXPECT_EQ(A.get_event(ch, reinterpret_cast<mlx5dv_devx_async_event_hdr*>(buf), sizeof buf), -1);
+    EXPECT_EQ(errno, ENOSPC);
+    A.destroy_event_channel(ch);
+}
+
+TEST_F(Events, DestroyedVirtqDropsItsSubscriptions) {
+    Vq vq = virtq_in_state(VirtqState::RDY);
+    auto* ch = channel();
+    ASSERT_EQ(subscribe(ch, vq, 5), 0);
+    uint32_t id = vq.id;
+    ASSERT_EQ(A.obj_destroy(vq.obj), 0);
+    objs_.clear();
+    EXPECT_EQ(dev_->state().events.raise(uint16_t(prm::ObjType::VIRTIO_NET_Q), id,
+                                         prm::kEventObjectChange, object_change_eqe(0xd, id)),
+              0u);
+    A.destroy_event_channel(ch);
+}
+
+}  // namespace
+}  // namespace mlx5async::emu::test
