@@ -1,0 +1,101 @@
+// umem registration, PD, UAR and VAR (doorbell pages).
+#include <sys/mman.h>
+
+#include "emu_fixture.hpp"
+
+namespace mlx5async::emu::test {
+namespace {
+
+using prm::VirtqState;
+
+using Umem = EmuTest;
+
+TEST_F(Umem, RegistrationRemembersHostRange) {
+    std::vector<std::byte> mem(12288);
+    auto* u = A.umem_reg(ctx_, mem.data(), mem.size(), IBV_ACCESS_LOCAL_WRITE);
+    ASSERT_NE(u, nullptr);
+    auto info = dev_->umem_info(u->umem_id);
+    ASSERT_TRUE(info);
+    EXPECT_EQ(info->addr, uint64_t(uintptr_t(mem.data())));
+    EXPECT_EQ(info->size, mem.size());
+    EXPECT_EQ(info->refs, 0u);
+    uint32_t id = u->umem_id;
+    EXPECT_EQ(A.umem_dereg(u), 0);
+    EXPECT_FALSE(dev_->umem_info(id));  // stale id
+}
+
+TEST_F(Umem, BadRegistrationIsEinval) {
+    std::byte b[8];
+    EXPECT_EQ(A.umem_reg(ctx_, nullptr, 4096, 0), nullptr);
+    EXPECT_EQ(errno, EINVAL);
+    EXPECT_EQ(A.umem_reg(ctx_, b, 0, 0), nullptr);
+    EXPECT_EQ(errno, EINVAL);
+}
+
+TEST_F(Umem, InUseUmemAndPdCannotBeReleased) {
+    Vq vq = virtq_in_state(VirtqState::INIT);
+    auto info = dev_->virtq_info(vq.id);
+    EXPECT_EQ(dev_->umem_info(info->attr.umem[0].id)->refs, 1u);
+    EXPECT_EQ(A.umem_dereg(umems_[0]), EBUSY);  // as the kernel: RES_BUSY -> EBUSY
+    EXPECT_EQ(A.dealloc_pd(pd_), EBUSY);
+    ASSERT_EQ(A.obj_destroy(vq.obj), 0);
+    objs_.clear();
+    EXPECT_EQ(dev_->umem_info(info->attr.umem[0].id)->refs, 0u);
+    EXPECT_EQ(A.umem_dereg(umems_[0]), 0);
+}
+
+TEST_F(Umem, VarPageMapsThroughContextFd) {
+    mlx5dv_var* var = A.alloc_var(ctx_, 0);
+    ASSERT_NE(var, nullptr);
+    EXPECT_EQ(var->length, 4096u);
+    // As with rdma-core: mmap(ctx->cmd_fd, var->mmap_off).
+    void* p1 = mmap(nullptr, var->length, PROT_READ | PROT_WRITE, MAP_SHARED, ctx_->cmd_fd, var->mmap_off);
+    void* p2 = mmap(nullptr, var->length, PROT_READ | PROT_WRITE, MAP_SHARED, ctx_->cmd_fd, var->mmap_off);
+    ASSERT_NE(p1, MAP_FAILED);
+    ASSERT_NE(p2, MAP_FAILED);
+    static_cast<volatile uint32_t*>(p1)[0] = 5;  // a doorbell write (queue index)
+    EXPECT_EQ(static_cast<volatile uint32_t*>(p2)[0], 5u);
+    munmap(p1, var->length);
+    munmap(p2, var->length);
+    EXPECT_EQ(A.alloc_var(ctx_, 1), nullptr);
+    EXPECT_EQ(errno, EOPNOTSUPP);
+    A.free_var(var);
+}
+
+TEST_F(Umem, UarIsMappedAndDistinct) {
+    auto* a = A.alloc_uar(ctx_, MLX5DV_UAR_ALLOC_TYPE_NC);
+    auto* b = A.alloc_uar(ctx_, MLX5DV_UAR_ALLOC_TYPE_BF);
+    ASSERT_NE(a, nullptr);
+    ASSERT_NE(b, nullptr);
+    EXPECT_NE(a->page_id, b->page_id);
+    EXPECT_NE(a->mmap_off, b->mmap_off);
+    static_cast<volatile uint32_t*>(a->reg_addr)[0] = 1;  // writable
+    EXPECT_EQ(A.alloc_uar(ctx_, 7), nullptr);
+    EXPECT_EQ(errno, EINVAL);
+    A.free_uar(a);
+    A.free_uar(b);
+}
+
+TEST_F(Umem, ContextCloseDropsItsObjects) {
+    Vq vq = virtq_in_state(VirtqState::RDY);
+    EXPECT_TRUE(dev_->virtq_info(vq.id));
+    A.close_device(ctx_);
+    ctx_ = nullptr;
+    EXPECT_EQ(dev_->virtq_count(), 0u);
+}
+
+TEST_F(Umem, ForeignHandlesAreRefused) {
+    // Zeroed memory larger than our handles: no magic, so refused.
+    alignas(16) unsigned char zeros[1024]{};
+    EXPECT_EQ(A.alloc_pd(reinterpret_cast<ibv_context*>(zeros)), nullptr);
+    EXPECT_EQ(errno, EINVAL);
+    mlx5dv_obj o{};
+    mlx5dv_pd out{};
+    o.pd.in = reinterpret_cast<ibv_pd*>(zeros);
+    o.pd.out = &out;
+    EXPECT_EQ(A.init_obj(&o, MLX5DV_OBJ_PD), EINVAL);
+    EXPECT_EQ(A.init_obj(&o, MLX5DV_OBJ_QP), EOPNOTSUPP);
+}
+
+}  // namespace
+}  // namespace mlx5async::emu::test
