@@ -1,0 +1,45 @@
+// Device configuration from devargs, validated once (DPDK-free: the PMD glue
+// splits the string with rte_kvargs and hands the pairs here).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/base/result.hpp"
+
+namespace mlx5async::core {
+
+enum class Strategy : uint8_t { Async, Sequential, Threads };
+const char* strategy_name(Strategy s) noexcept;
+Result<Strategy> parse_strategy(std::string_view s);
+
+struct DeviceConfig {
+    // Exactly one backend: an emulated profile spec ("cx7,modify_us=0") or a
+    // PCI address of a real ConnectX opened through rdma-core.
+    std::string emu_spec;
+    std::string pci_bdf;
+
+    uint32_t queues = 0;        // queue pairs to pre-create at probe (0: at dev_conf)
+    uint32_t queue_size = 0;    // ring size to pre-create with (0: at dev_conf)
+    uint32_t max_inflight = 16; // engine throttle (mlx5_core general-object limit)
+    Strategy strategy = Strategy::Async;
+    uint32_t threads = 4;       // worker count for the `threads` baseline
+    uint32_t timeout_ms = 2000; // deadline of one control batch
+    int event_core = -1;        // CPU for the kick/event thread, -1 = any
+
+    bool is_emulated() const { return !emu_spec.empty(); }
+};
+
+using KeyValues = std::vector<std::pair<std::string, std::string>>;
+
+// Every accepted key with its range, one line each (for error messages/docs).
+const std::vector<std::pair<std::string_view, std::string_view>>& devarg_keys();
+
+// Validates every pair; the first bad one fails with an Error naming the key,
+// the value and the accepted range. Unknown keys are rejected.
+Result<DeviceConfig> parse_device_config(const KeyValues& kv);
+
+}  // namespace mlx5async::core

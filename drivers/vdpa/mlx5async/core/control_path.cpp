@@ -1,0 +1,207 @@
+// The batched control path: every multi-queue operation is one engine batch
+// (suspend: MODIFY->SUSPEND then QUERY per queue, pipelined; resume/start: one
+// MODIFY per queue), with a result per queue and nothing lost on failure.
+#include <algorithm>
+
+#include "common/base/log_sink.hpp"
+#include "common/prm/opcodes.hpp"
+#include "common/prm/status.hpp"
+#include "device_impl.hpp"
+
+namespace mlx5async::core {
+namespace {
+
+uint64_t ideal_ns(uint64_t n, uint64_t t, uint64_t per_cmd_ns) {
+    if (n == 0 || t == 0) return 0;
+    return (n + t - 1) / t * per_cmd_ns;
+}
+
+}  // namespace
+
+devx::BatchResult Device::Impl::run(devx::Batch&& b, Op op, OpTiming* t) {
+    uint64_t t0 = steady_ns();
+    devx::BatchResult r = engine->run(std::move(b), std::chrono::milliseconds(cfg.timeout_ms));
+    uint64_t t1 = steady_ns();
+    if (t) {
+        t->firmware_ns += t1 - t0;
+        t->commands += r.done + r.failed + r.timed_out;
+        t->failed += r.failed + r.timed_out;
+        t->peak_inflight = std::max<uint32_t>(t->peak_inflight, r.peak_inflight);
+    }
+    if (tracing) record_spans(r, op);
+    return r;
+}
+
+void Device::Impl::record_spans(const devx::BatchResult& r, Op op) {
+    for (const auto& e : r.entries)
+        for (const auto& s : e.steps) {
+            if (s.state == devx::StepState::Queued || s.state == devx::StepState::Cancelled)
+                continue;
+            CmdSpan sp;
+            sp.submit_ns = uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                        s.issued_at.time_since_epoch())
+                                        .count());
+            sp.end_ns = sp.submit_ns + uint64_t(s.latency.count());
+            sp.opcode = s.opcode;
+            sp.status = s.state == devx::StepState::TimedOut ? 0xff : s.status;
+            sp.op = uint8_t(op);
+            sp.queue = int16_t(s.queue);
+            sp.obj_id = s.obj_id;
+            spans.push_back(sp);
+            if (spans.size() > kMaxSpans) spans.pop_front();
+        }
+}
+
+// MODIFY fields to bring an INIT/SUSPEND object to RDY: the state, plus every
+// field whose value differs from what the object holds (all of them from
+// INIT). `vr` is vhost's ring when known. Its indexes are authoritative only
+// at dev_conf (`vhost_indexes`); after a suspend of ours the saved ones are.
+prm::VirtqAttr Device::Impl::start_attr(const Vq& vq, const VringConfig* vr,
+                                        bool vhost_indexes) const {
+    namespace mb = prm::modify_bits;
+    prm::VirtqAttr a = vq.attr;
+    a.modify_field_select = mb::STATE;
+    a.state = prm::VirtqState::RDY;
+    const bool fresh = vq.phase == VqPhase::Init;
+    if (vr) {
+        if (fresh || a.desc_addr != vr->desc_gpa || a.available_addr != vr->avail_gpa ||
+            a.used_addr != vr->used_gpa) {
+            a.desc_addr = vr->desc_gpa;
+            a.available_addr = vr->avail_gpa;
+            a.used_addr = vr->used_gpa;
+            a.modify_field_select |= mb::VIRTIO_Q_ADDRS;
+        }
+        uint16_t avail = vhost_indexes ? vr->last_avail_idx : vq.saved_avail;
+        uint16_t used = vhost_indexes ? vr->last_used_idx : vq.saved_used;
+        if (fresh || avail != vq.saved_avail) {
+            a.hw_available_index = avail;
+            a.modify_field_select |= mb::VIRTIO_Q_AVAIL_IDX;
+        }
+        if (fresh || used != vq.saved_used) {
+            a.hw_used_index = used;
+            a.modify_field_select |= mb::VIRTIO_Q_USED_IDX;
+        }
+        bool v1 = (guest.features & vfeat::VERSION_1) != 0;
+        if (fresh || a.virtio_version_1_0 != v1) {
+            a.virtio_version_1_0 = v1;
+            a.modify_field_select |= mb::QUEUE_VIRTIO_VERSION;
+        }
+    } else if (fresh) {
+        // Re-created after a failed resume path: put the saved indexes back.
+        a.hw_available_index = vq.saved_avail;
+        a.hw_used_index = vq.saved_used;
+        a.modify_field_select |= mb::VIRTIO_Q_AVAIL_IDX | mb::VIRTIO_Q_USED_IDX;
+    }
+    if (log_on && (fresh || !a.dirty_bitmap_dump_enable)) {
+        a.dirty_bitmap_addr = log.host_addr;
+        a.dirty_bitmap_size = uint32_t(log.size);
+        a.vhost_log_page = log.log_page;
+        a.dirty_bitmap_dump_enable = true;
+        a.modify_field_select |= mb::DIRTY_BITMAP_PARAMS | mb::DIRTY_BITMAP_DUMP_ENABLE;
+    }
+    return a;
+}
+
+Result<void> Device::Impl::suspend_rings(std::span<const uint16_t> rings, Op op) {
+    OpTiming t;
+    t.op = op;
+    uint64_t t0 = steady_ns();
+    devx::Batch b;
+    for (uint16_t r : rings)
+        if (vqs[r].phase == VqPhase::Ready) b.add_suspend(vqs[r].obj, r);
+    t.queues = uint32_t(b.size());
+    t.prepare_ns = steady_ns() - t0;
+    auto res = run(std::move(b), op, &t);
+    Result<void> first = {};
+    for (auto& e : res.entries) {
+        Vq& vq = vqs[e.queue];
+        const auto& mod = e.steps[0];
+        const auto& qry = e.steps[1];
+        if (mod.ok()) {
+            vq.fw_state = uint8_t(prm::VirtqState::SUSPEND);
+            set_phase(vq, VqPhase::Suspended);
+        }
+        if (qry.ok() && qry.virtq) {
+            vq.saved_avail = qry.virtq->hw_available_index;
+            vq.saved_used = qry.virtq->hw_used_index;
+            vq.fw_state = uint8_t(qry.virtq->state);
+            vq.attr.hw_available_index = vq.saved_avail;
+            vq.attr.hw_used_index = vq.saved_used;
+            if (qry.virtq->state == prm::VirtqState::ERR) {
+                vq.error_type = qry.virtq->error_type;
+                set_phase(vq, VqPhase::Error);
+            }
+            continue;
+        }
+        // Indexes stay the last known-good ones; the engine logged the step.
+        vq.errors++;
+        if (first) first = unexpected((mod.ok() ? qry : mod).error());
+    }
+    if (profile_modify_ns)
+        t.ideal_ns = ideal_ns(t.queues, std::min<uint64_t>(cfg.max_inflight, profile_fw_inflight),
+                              profile_modify_ns + profile_query_ns);
+    t.total_ns = steady_ns() - t0;
+    last[size_t(Op::Suspend)] = t;
+    return first;
+}
+
+Result<void> Device::Impl::resume_rings(std::span<const uint16_t> rings, Op op,
+                                         bool vhost_indexes) {
+    OpTiming t;
+    t.op = op;
+    uint64_t t0 = steady_ns();
+    // Without freeze_to_rdy a SUSPENDed object cannot go back to RDY:
+    // re-create it (INIT) and start it from the saved indexes.
+    if (!vcaps.freeze_to_rdy_supported) {
+        std::vector<uint16_t> recreate;
+        for (uint16_t r : rings)
+            if (vqs[r].phase == VqPhase::Suspended) {
+                recreate.push_back(r);
+                vqs[r].phase = VqPhase::Error;  // ensure_objects re-creates Error objects
+            }
+        if (!recreate.empty()) MLX5A_CHECK(ensure_objects(recreate, vqs[recreate[0]].size));
+    }
+    auto vring_of = [&](uint16_t r) -> const VringConfig* {
+        if (!guest_valid) return nullptr;
+        for (const auto& v : guest.vrings)
+            if (v.index == r) return &v;
+        return nullptr;
+    };
+    devx::Batch b;
+    std::vector<prm::VirtqAttr> sent;  // per entry, what the MODIFY sets
+    for (uint16_t r : rings) {
+        Vq& vq = vqs[r];
+        if (vq.phase != VqPhase::Init && vq.phase != VqPhase::Suspended) continue;
+        sent.push_back(start_attr(vq, vring_of(r), vhost_indexes));
+        auto c = devx::Command::modify_virtq(vq.obj, sent.back(), r);
+        MLX5A_CHECK(c);
+        b.add(std::move(*c));
+    }
+    t.queues = uint32_t(b.size());
+    t.prepare_ns = steady_ns() - t0;
+    auto res = run(std::move(b), op, &t);
+    Result<void> first = {};
+    for (size_t i = 0; i < res.entries.size(); i++) {
+        auto& e = res.entries[i];
+        Vq& vq = vqs[e.queue];
+        if (!e.ok()) {
+            vq.errors++;
+            if (first) first = unexpected(e.steps[0].error());
+            continue;
+        }
+        vq.attr = sent[i];
+        vq.attr.modify_field_select = 0;
+        vq.saved_avail = vq.attr.hw_available_index;
+        vq.saved_used = vq.attr.hw_used_index;
+        vq.fw_state = uint8_t(prm::VirtqState::RDY);
+        set_phase(vq, VqPhase::Ready);
+    }
+    if (profile_modify_ns)
+        t.ideal_ns = ideal_ns(t.queues, std::min<uint64_t>(cfg.max_inflight, profile_fw_inflight),
+                              profile_modify_ns);
+    t.total_ns = steady_ns() - t0;
+    last[size_t(Op::Resume)] = t;
+    return first;
+}
+
+}  // namespace mlx5async::core

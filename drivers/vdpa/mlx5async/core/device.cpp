@@ -1,0 +1,298 @@
+// Device core: opening the backend, caps, engine, virtq objects, info.
+#include "device_impl.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "common/base/log_sink.hpp"
+#include "common/prm/counters.hpp"
+#include "common/prm/general_obj.hpp"
+#include "common/prm/opcodes.hpp"
+#include "common/prm/status.hpp"
+#include "emu/emu.hpp"
+#include "vfeatures.hpp"
+
+namespace mlx5async::core {
+
+uint64_t steady_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+const char* vq_phase_name(VqPhase p) noexcept {
+    switch (p) {
+    case VqPhase::Absent: return "absent";
+    case VqPhase::Init: return "init";
+    case VqPhase::Ready: return "ready";
+    case VqPhase::Suspended: return "suspended";
+    case VqPhase::Error: return "error";
+    }
+    return "?";
+}
+
+void Device::Impl::set_phase(Vq& vq, VqPhase to) {
+    if (vq.phase == to) return;
+    if (!vq_phase_allowed(vq.phase, to))
+        logf(LogLevel::Warning, "%s: virtq %u: unexpected phase change %s -> %s", name.c_str(),
+             vq.index, vq_phase_name(vq.phase), vq_phase_name(to));
+    vq.phase = to;
+}
+
+Result<void> Device::Impl::open_backend() {
+    if (cfg.is_emulated()) {
+        api = &emu::api();
+        emu_device = name + "-emu";
+        auto dev = emu::create_device(emu_device, cfg.emu_spec);
+        MLX5A_CHECK(dev);
+        auto c = devx::Context::open(*api, emu_device);
+        MLX5A_CHECK(c);
+        ctx = std::move(*c);
+        auto prof = emu::parse_spec(cfg.emu_spec);
+        MLX5A_CHECK(prof);
+        profile_modify_ns = uint64_t(prof->timing.modify_us) * 1000;
+        profile_query_ns = uint64_t(prof->timing.query_us) * 1000;
+        profile_fw_inflight = prof->max_inflight;
+        return {};
+    }
+    api = devx::rdma_core_api();
+    if (!api)
+        return fail(Errc::NotSupported,
+                    "dev=" + cfg.pci_bdf + ": built without rdma-core (meson -Drdma_core=enabled)");
+    auto c = cfg.pci_bdf.find(':') == std::string::npos || cfg.pci_bdf.size() > 12
+                 ? devx::Context::open(*api, cfg.pci_bdf)  // an ibv device name
+                 : devx::Context::open_pci(*api, cfg.pci_bdf);
+    MLX5A_CHECK(c);
+    ctx = std::move(*c);
+    return {};
+}
+
+Result<void> Device::Impl::query_caps() {
+    auto query = [&](uint16_t cap_type) -> Result<std::vector<std::byte>> {
+        std::vector<std::byte> in(prm::kQueryHcaCapInBytes), out(prm::kQueryHcaCapOutBytes);
+        prm::encode_query_hca_cap(prm::cap_op_mod(cap_type), in);
+        if (api->general_cmd(ctx.get(), in.data(), in.size(), out.data(), out.size()) != 0 &&
+            prm::read_general_obj_out(out).value_or(prm::GeneralObjOut{}).status == 0)
+            return unexpected(Error::sys(errno, "QUERY_HCA_CAP"));
+        return out;
+    };
+    auto g = query(prm::kCapTypeGeneral);
+    MLX5A_CHECK(g);
+    auto gc = prm::decode_query_general_caps_out(*g);
+    MLX5A_CHECK(gc);
+    gcaps = *gc;
+    if (!gcaps.has_obj_type(uint16_t(prm::ObjType::VIRTIO_NET_Q)))
+        return fail(Errc::NotSupported,
+                    "device has no VIRTIO_NET_Q general object (virtio emulation / vDPA not "
+                    "enabled in firmware)");
+    auto v = query(prm::kCapTypeVirtioEmulation);
+    MLX5A_CHECK(v);
+    auto vc = prm::decode_query_virtio_caps_out(*v);
+    MLX5A_CHECK(vc);
+    vcaps = *vc;
+    if (!(vcaps.virtio_queue_type & 0x1))
+        return fail(Errc::NotSupported, "device does not support split virtqueues");
+    if (vcaps.max_num_virtio_queues < 2)
+        return fail(Errc::NotSupported, "device reports fewer than 2 virtio queues");
+    return {};
+}
+
+Result<void> Device::Impl::make_engine(Strategy s, uint32_t max_inflight) {
+    devx::EngineOptions o;
+    o.strategy = s == Strategy::Async        ? devx::Strategy::Async
+                 : s == Strategy::Sequential ? devx::Strategy::Sequential
+                                             : devx::Strategy::Threads;
+    o.max_inflight = max_inflight;
+    o.workers = s == Strategy::Threads ? cfg.threads : 0;
+    if (engine) engine->shutdown();
+    engine.reset();
+    auto e = devx::Engine::create(*api, ctx.get(), o);
+    MLX5A_CHECK(e);
+    engine = std::move(*e);
+    cfg.strategy = s;
+    cfg.max_inflight = max_inflight;
+    return {};
+}
+
+prm::VirtqAttr Device::Impl::base_attr(const Vq& vq, uint16_t size) const {
+    prm::VirtqAttr a;
+    a.queue_index = vq.index;
+    a.queue_size = size;
+    a.virtio_q_type = prm::VirtqType::SPLIT;
+    a.event_mode = prm::EventMode::NO_MSIX;
+    a.pd = pd.pdn();
+    a.offload_type = vcaps.eth_frame_offload_type ? 0 : 1;
+    for (int n = 0; n < 3; n++)
+        a.umem[n] = {vq.umem[n].id(), uint32_t(vq.umem[n].size()), 0};
+    a.counter_set_id = vq.counters.obj_id();
+    return a;
+}
+
+// Creates the objects of `rings` that do not exist (or exist with another
+// ring size): umems first (host memory registration), then one batch of
+// counter objects, then one batch of virtq CREATEs. Objects end in INIT.
+Result<void> Device::Impl::ensure_objects(std::span<const uint16_t> rings, uint16_t size) {
+    std::vector<uint16_t> todo;
+    devx::Batch destroys;
+    for (uint16_t r : rings) {
+        Vq& vq = vqs.at(r);
+        if (vq.phase != VqPhase::Absent && vq.size == size && vq.phase != VqPhase::Error) continue;
+        if (vq.obj) destroys.add(devx::Command::destroy(std::move(vq.obj), r));
+        set_phase(vq, VqPhase::Absent);
+        todo.push_back(r);
+    }
+    if (todo.empty()) return {};
+    if (!destroys.empty()) {
+        auto res = run(std::move(destroys), Op::Resume, nullptr);
+        if (!res.ok()) return fail(Errc::Firmware, "destroying virtqs to re-create them failed");
+    }
+    const bool with_counters = gcaps.has_obj_type(uint16_t(prm::ObjType::VIRTIO_Q_COUNTERS));
+    devx::Batch counters;
+    for (uint16_t r : todo) {
+        Vq& vq = vqs[r];
+        for (int n = 0; n < 3; n++) {
+            uint64_t sz = vcaps.umem_size(n, size);
+            if (vq.umem[n].size() >= sz && vq.umem[n].id()) continue;
+            auto u = devx::Umem::reg(ctx, std::max<uint64_t>(sz, 1));
+            MLX5A_CHECK(u);
+            vq.umem[n] = std::move(*u);
+        }
+        if (with_counters && !vq.counters) {
+            std::vector<std::byte> in(prm::kCountersCreateInBytes);
+            prm::encode_create_counters(in);
+            counters.add(devx::Command::create_obj(ctx, std::move(in), prm::kGeneralObjOutHdrBytes, r));
+        }
+    }
+    if (!counters.empty()) {
+        auto res = run(std::move(counters), Op::Resume, nullptr);
+        for (auto& e : res.entries) {
+            if (!e.ok()) return unexpected(e.steps.back().error());
+            vqs[e.queue].counters = std::move(e.steps[0].obj);
+        }
+    }
+    devx::Batch creates;
+    for (uint16_t r : todo) {
+        auto c = devx::Command::create_virtq(ctx, base_attr(vqs[r], size), r);
+        MLX5A_CHECK(c);
+        creates.add(std::move(*c));
+    }
+    auto res = run(std::move(creates), Op::Resume, nullptr);
+    Result<void> first = {};
+    for (auto& e : res.entries) {
+        Vq& vq = vqs[e.queue];
+        if (!e.ok()) {
+            if (first) first = unexpected(e.steps.back().error());
+            continue;
+        }
+        vq.obj = std::move(e.steps[0].obj);
+        vq.size = size;
+        vq.attr = base_attr(vq, size);
+        vq.fw_state = uint8_t(prm::VirtqState::INIT);
+        set_phase(vq, VqPhase::Init);
+    }
+    return first;
+}
+
+Device::Device(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Device::~Device() {
+    if (!impl_) return;
+    if (impl_->engine) impl_->engine->shutdown();
+    impl_->engine.reset();
+    impl_->vqs.clear();  // objects before umems before PD before context
+    impl_->pd.reset();
+    impl_->ctx.reset();
+    if (!impl_->emu_device.empty()) {
+        auto r = emu::destroy_device(impl_->emu_device);
+        if (!r) logf(LogLevel::Warning, "%s: closing emulated device: %s", impl_->name.c_str(),
+                     to_string(r.error()).c_str());
+    }
+}
+
+Result<std::unique_ptr<Device>> Device::open(const DeviceConfig& cfg, std::string name) {
+    auto impl = std::make_unique<Impl>();
+    impl->name = std::move(name);
+    impl->cfg = cfg;
+    std::unique_ptr<Device> dev(new Device(std::move(impl)));
+    Impl& d = *dev->impl_;
+    MLX5A_CHECK(d.open_backend());
+    MLX5A_CHECK(d.query_caps());
+    auto pd = devx::Pd::alloc(d.ctx);
+    MLX5A_CHECK(pd);
+    d.pd = std::move(*pd);
+    MLX5A_CHECK(d.make_engine(cfg.strategy, cfg.max_inflight));
+    d.vqs.resize(d.vcaps.max_num_virtio_queues);
+    for (size_t i = 0; i < d.vqs.size(); i++) d.vqs[i].index = uint16_t(i);
+    if (cfg.queues) {
+        if (cfg.queues * 2 > d.vqs.size())
+            return fail(Errc::InvalidArgument,
+                        "devarg queues=" + std::to_string(cfg.queues) + ": device supports " +
+                            std::to_string(d.vqs.size() / 2) + " queue pairs");
+        std::vector<uint16_t> rings(cfg.queues * 2);
+        for (size_t i = 0; i < rings.size(); i++) rings[i] = uint16_t(i);
+        std::lock_guard lk(d.mu);
+        MLX5A_CHECK(d.ensure_objects(rings, uint16_t(cfg.queue_size)));
+    }
+    return dev;
+}
+
+const std::string& Device::name() const { return impl_->name; }
+const DeviceConfig& Device::config() const { return impl_->cfg; }
+uint32_t Device::max_virtqs() const { return uint32_t(impl_->vqs.size()); }
+bool Device::has_notify_area() const { return false; }
+
+std::string Device::backend() const {
+    return impl_->cfg.is_emulated() ? "emu:" + impl_->cfg.emu_spec : "pci:" + impl_->cfg.pci_bdf;
+}
+
+Device::ProfileTiming Device::emu_profile_timing() const {
+    return {impl_->profile_modify_ns, impl_->profile_query_ns, impl_->profile_fw_inflight};
+}
+
+uint64_t Device::features() const { return device_features(impl_->vcaps, max_virtqs()); }
+
+std::vector<VqInfo> Device::vq_info() const {
+    std::lock_guard lk(impl_->mu);
+    std::vector<VqInfo> v;
+    for (const Vq& q : impl_->vqs)
+        v.push_back({q.index, q.phase, q.fw_state, q.error_type, q.saved_avail, q.saved_used,
+                     q.obj.obj_id(), q.errors});
+    return v;
+}
+
+OpTiming Device::last_timing(Op op) const {
+    std::lock_guard lk(impl_->mu);
+    return impl_->last[size_t(op)];
+}
+
+void Device::set_vhost_ns(Op op, uint64_t ns) {
+    std::lock_guard lk(impl_->mu);
+    impl_->last[size_t(op)].vhost_ns = ns;
+    impl_->last[size_t(op)].total_ns += ns;
+}
+
+Result<void> Device::set_strategy(Strategy s) {
+    std::lock_guard lk(impl_->mu);
+    return impl_->make_engine(s, impl_->cfg.max_inflight);
+}
+
+Result<void> Device::set_max_inflight(uint32_t n) {
+    if (n < 1 || n > 256) return fail(Errc::InvalidArgument, "max_inflight must be in 1..256");
+    std::lock_guard lk(impl_->mu);
+    return impl_->make_engine(impl_->cfg.strategy, n);
+}
+
+void Device::trace_enable(bool on) {
+    std::lock_guard lk(impl_->mu);
+    impl_->tracing = on;
+}
+
+std::vector<CmdSpan> Device::trace_read(size_t max) {
+    std::lock_guard lk(impl_->mu);
+    size_t n = std::min(max, impl_->spans.size());
+    std::vector<CmdSpan> v(impl_->spans.begin(), impl_->spans.begin() + n);
+    impl_->spans.erase(impl_->spans.begin(), impl_->spans.begin() + n);
+    return v;
+}
+
+}  // namespace mlx5async::core

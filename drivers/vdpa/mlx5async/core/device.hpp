@@ -1,0 +1,129 @@
+// The device core: one emulated or real ConnectX vDPA function, its virtq
+// objects and the batched control path. DPDK-free: the PMD glue translates
+// vhost events into these calls and hands indexes back to vhost.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/base/result.hpp"
+#include "common/prm/counters.hpp"
+#include "config.hpp"
+#include "guest.hpp"
+#include "vq_phase.hpp"
+
+namespace mlx5async::core {
+
+enum class Op : uint8_t { Suspend = 0, Resume = 1 };
+
+// Timing of one control operation (the last one of each kind is kept).
+struct OpTiming {
+    Op op = Op::Suspend;
+    uint64_t total_ns = 0;
+    uint64_t prepare_ns = 0;
+    uint64_t firmware_ns = 0;
+    uint64_t vhost_ns = 0;  // filled by the glue (hand-back, dirty log)
+    uint32_t queues = 0;
+    uint32_t commands = 0;
+    uint32_t failed = 0;
+    uint32_t peak_inflight = 0;
+    uint64_t ideal_ns = 0;  // emulated profiles only
+};
+
+struct VqInfo {
+    uint16_t index = 0;
+    VqPhase phase = VqPhase::Absent;
+    uint8_t fw_state = 0xff;  // PRM state last seen, 0xff none
+    uint8_t error_type = 0;
+    uint16_t hw_available_index = 0;
+    uint16_t hw_used_index = 0;
+    uint32_t obj_id = 0;
+    uint32_t errors = 0;
+};
+
+struct CmdSpan {
+    uint64_t submit_ns = 0;
+    uint64_t end_ns = 0;
+    uint16_t opcode = 0;
+    uint8_t status = 0xff;
+    uint8_t op = 0xff;
+    int16_t queue = -1;
+    uint32_t obj_id = 0;
+};
+
+// Dirty-page logging target (VHOST_F_LOG_ALL): the vhost log, a bitmap in
+// guest-shared memory, one bit per page of 2^log_page bytes.
+struct DirtyLog {
+    uint64_t host_addr = 0;
+    uint64_t size = 0;
+    uint8_t log_page = 12;
+};
+
+class Device {
+public:
+    // Opens the backend (emulated profile or PCI device through rdma-core),
+    // queries caps, allocates PD/UAR/transport objects, and pre-creates
+    // `queues` pairs of virtqs when the config asks for it.
+    static Result<std::unique_ptr<Device>> open(const DeviceConfig& cfg, std::string name);
+    ~Device();
+    Device(const Device&) = delete;
+    Device& operator=(const Device&) = delete;
+
+    const std::string& name() const;
+    std::string backend() const;  // "emu:cx7" / "pci:0000:08:00.2"
+    const DeviceConfig& config() const;
+    uint32_t max_virtqs() const;
+    uint64_t features() const;  // virtio features the device offers
+    bool has_notify_area() const;  // a doorbell page a frontend can map
+    struct ProfileTiming {
+        uint64_t modify_ns = 0, query_ns = 0;
+        uint32_t fw_max_inflight = 0;
+    };
+    ProfileTiming emu_profile_timing() const;  // zeros on hardware
+
+    // vhost: dev_conf. One batch brings every enabled ring to RDY: a single
+    // MODIFY per existing object (INIT/SUSPEND -> RDY + changed fields),
+    // CREATE + MODIFY otherwise; destroy+create only when the ring size
+    // changed or the device cannot resume (no freeze_to_rdy_supported).
+    Result<void> configure(const GuestConfig& g);
+    // vhost: dev_close. One pipelined batch MODIFY->SUSPEND + QUERY over every
+    // RDY virtq; returns each ring's indexes (queried, or last known-good when
+    // the device failed to answer for that ring; the error is logged and
+    // returned only after every ring has its indexes).
+    Result<void> close(std::vector<RingIndexes>& out);
+    // vhost: dev_cleanup. Forget guest memory; virtq objects stay.
+    void cleanup();
+    // vhost: set_vring_state. Recorded; consecutive changes are applied as
+    // one batch at flush() (the glue flushes at the end of a message burst).
+    void set_vring_state(uint16_t ring, bool enable);
+    Result<void> flush_vring_states(std::vector<RingIndexes>& disabled);
+    // vhost: set_features. LOG_ALL on/off: dirty-bitmap params + dump enable
+    // for every virtq in one batch.
+    Result<void> set_dirty_logging(bool on, const DirtyLog& log);
+
+    // Application API (include/rte_pmd_mlx5async.h).
+    Result<void> suspend_all();
+    Result<void> resume_all();
+    std::vector<VqInfo> vq_info() const;
+    OpTiming last_timing(Op op) const;
+    void set_vhost_ns(Op op, uint64_t ns);
+    Result<void> set_strategy(Strategy s);
+    Result<void> set_max_inflight(uint32_t n);
+    void trace_enable(bool on);
+    std::vector<CmdSpan> trace_read(size_t max);
+    Result<void> emu_fault(std::string_view rule);
+    Result<prm::VirtqCounters> counters(uint16_t ring);
+
+    struct Impl;
+
+private:
+    explicit Device(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace mlx5async::core

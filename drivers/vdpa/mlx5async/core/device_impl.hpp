@@ -1,0 +1,82 @@
+// Device::Impl: what one device core holds. Shared by device.cpp (open,
+// objects, info) and control_path.cpp (the batched operations).
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/devx/engine.hpp"
+#include "common/devx/raii.hpp"
+#include "common/prm/caps.hpp"
+#include "common/prm/virtq.hpp"
+#include "device.hpp"
+
+namespace mlx5async::core {
+
+// One virtq as the driver sees it. `phase` changes only through set_phase().
+struct Vq {
+    uint16_t index = 0;
+    VqPhase phase = VqPhase::Absent;
+    // Declaration order is destruction order reversed: the virtq object goes
+    // before the umems and counters it pins.
+    std::array<devx::Umem, 3> umem;
+    devx::DevxObj counters;
+    devx::DevxObj obj;
+    prm::VirtqAttr attr;          // what the object was last programmed with
+    uint16_t size = 0;            // ring size of the object
+    uint16_t saved_avail = 0;     // last known-good indexes
+    uint16_t saved_used = 0;
+    bool enabled = false;         // vhost's view (set_vring_state)
+    uint8_t fw_state = 0xff;
+    uint8_t error_type = 0;
+    uint32_t errors = 0;
+};
+
+struct Device::Impl {
+    std::string name;
+    DeviceConfig cfg;
+    const devx::DevxApi* api = nullptr;
+    std::string emu_device;  // emulated device name, empty on hardware
+    devx::Context ctx;
+    devx::Pd pd;
+    prm::GeneralCaps gcaps;
+    prm::VirtioEmulationCaps vcaps;
+    std::unique_ptr<devx::Engine> engine;
+    uint64_t profile_modify_ns = 0, profile_query_ns = 0;
+    uint32_t profile_fw_inflight = 0;
+
+    mutable std::mutex mu;  // protects everything below (ops are serialised)
+    std::vector<Vq> vqs;    // index = virtq number, size = max virtqs
+    GuestConfig guest;      // last dev_conf's view
+    bool guest_valid = false;
+    bool log_on = false;
+    DirtyLog log;
+    std::array<OpTiming, 2> last{};
+    bool tracing = false;
+    std::deque<CmdSpan> spans;  // bounded (kMaxSpans)
+    static constexpr size_t kMaxSpans = 1 << 16;
+
+    // device.cpp
+    Result<void> open_backend();
+    Result<void> query_caps();
+    Result<void> make_engine(Strategy s, uint32_t max_inflight);
+    Result<void> ensure_objects(std::span<const uint16_t> rings, uint16_t size);
+    prm::VirtqAttr base_attr(const Vq& vq, uint16_t size) const;
+    void set_phase(Vq& vq, VqPhase to);
+
+    // control_path.cpp
+    devx::BatchResult run(devx::Batch&& b, Op op, OpTiming* t);
+    void record_spans(const devx::BatchResult& r, Op op);
+    Result<void> suspend_rings(std::span<const uint16_t> rings, Op op);
+    Result<void> resume_rings(std::span<const uint16_t> rings, Op op, bool vhost_indexes);
+    prm::VirtqAttr start_attr(const Vq& vq, const VringConfig* vr, bool vhost_indexes) const;
+};
+
+uint64_t steady_ns();
+
+}  // namespace mlx5async::core

@@ -1,0 +1,205 @@
+// Device operations driven by vhost (dev_conf, dev_close, ring enable,
+// LOG_ALL) and by applications (suspend/resume all, counters, faults).
+#include <algorithm>
+
+#include "common/base/log_sink.hpp"
+#include "common/prm/counters.hpp"
+#include "common/prm/opcodes.hpp"
+#include "common/prm/status.hpp"
+#include "device_impl.hpp"
+#include "emu/emu.hpp"
+
+namespace mlx5async::core {
+namespace {
+
+std::vector<uint16_t> rings_in_phase(const std::vector<Vq>& vqs, VqPhase p) {
+    std::vector<uint16_t> v;
+    for (const Vq& q : vqs)
+        if (q.phase == p) v.push_back(q.index);
+    return v;
+}
+
+}  // namespace
+
+Result<void> Device::configure(const GuestConfig& g) {
+    Impl& d = *impl_;
+    std::lock_guard lk(d.mu);
+    for (const auto& vr : g.vrings)
+        if (vr.index >= d.vqs.size())
+            return fail(Errc::InvalidArgument, "vring " + std::to_string(vr.index) +
+                                                   " beyond the device's " +
+                                                   std::to_string(d.vqs.size()) + " virtqs");
+    d.guest = g;
+    d.guest_valid = true;
+    // Rings vhost has not enabled stay as they are (set_vring_state brings them).
+    std::vector<uint16_t> start;
+    for (const auto& vr : g.vrings) {
+        Vq& vq = d.vqs[vr.index];
+        if (!vq.enabled) continue;
+        start.push_back(vr.index);
+        // A different ring size needs a new object (queue_size is not modifiable).
+        if (vq.phase != VqPhase::Absent && vq.size != vr.size) {
+            vq.phase = VqPhase::Error;
+        }
+    }
+    // Group by ring size: objects are created per size.
+    std::vector<uint16_t> sizes;
+    for (uint16_t r : start) {
+        uint16_t sz = 0;
+        for (const auto& vr : g.vrings)
+            if (vr.index == r) sz = vr.size;
+        if (std::find(sizes.begin(), sizes.end(), sz) == sizes.end()) sizes.push_back(sz);
+    }
+    for (uint16_t sz : sizes) {
+        std::vector<uint16_t> group;
+        for (const auto& vr : g.vrings)
+            if (vr.size == sz && std::find(start.begin(), start.end(), vr.index) != start.end())
+                group.push_back(vr.index);
+        MLX5A_CHECK(d.ensure_objects(group, sz));
+    }
+    return d.resume_rings(start, Op::Resume, /*vhost_indexes=*/true);
+}
+
+Result<void> Device::close(std::vector<RingIndexes>& out) {
+    Impl& d = *impl_;
+    std::lock_guard lk(d.mu);
+    auto ready = rings_in_phase(d.vqs, VqPhase::Ready);
+    Result<void> r = d.suspend_rings(ready, Op::Suspend);
+    out.clear();
+    for (const auto& vr : d.guest.vrings) {
+        const Vq& vq = d.vqs[vr.index];
+        RingIndexes ri;
+        ri.ring = vr.index;
+        if (vq.phase == VqPhase::Absent) {
+            // Never started on the device: vhost's own indexes stand.
+            ri.last_avail_idx = vr.last_avail_idx;
+            ri.last_used_idx = vr.last_used_idx;
+        } else {
+            ri.last_avail_idx = vq.saved_avail;
+            ri.last_used_idx = vq.saved_used;
+            ri.from_device = vq.phase == VqPhase::Suspended;
+        }
+        out.push_back(ri);
+    }
+    return r;
+}
+
+void Device::cleanup() {
+    Impl& d = *impl_;
+    std::lock_guard lk(d.mu);
+    // vhost connection gone: the rings and memory belong to nobody now.
+    d.guest_valid = false;
+    for (Vq& vq : d.vqs) vq.enabled = false;
+}
+
+void Device::set_vring_state(uint16_t ring, bool enable) {
+    std::lock_guard lk(impl_->mu);
+    if (ring < impl_->vqs.size()) impl_->vqs[ring].enabled = enable;
+}
+
+Result<void> Device::flush_vring_states(std::vector<RingIndexes>& disabled) {
+    Impl& d = *impl_;
+    std::lock_guard lk(d.mu);
+    std::vector<uint16_t> stop, start;
+    for (const Vq& vq : d.vqs) {
+        if (!vq.enabled && vq.phase == VqPhase::Ready) stop.push_back(vq.index);
+        bool known = false;
+        for (const auto& vr : d.guest.vrings) known = known || vr.index == vq.index;
+        if (vq.enabled && known && d.guest_valid && vq.phase != VqPhase::Ready) start.push_back(vq.index);
+    }
+    Result<void> r = {};
+    if (!stop.empty()) r = d.suspend_rings(stop, Op::Suspend);
+    for (uint16_t s : stop)
+        disabled.push_back({s, d.vqs[s].saved_avail, d.vqs[s].saved_used,
+                            d.vqs[s].phase == VqPhase::Suspended});
+    if (!start.empty()) {
+        // A newly enabled ring without an object gets one first.
+        std::vector<uint16_t> absent;
+        for (uint16_t s : start)
+            if (d.vqs[s].phase == VqPhase::Absent || d.vqs[s].phase == VqPhase::Error) absent.push_back(s);
+        for (uint16_t s : absent) {
+            for (const auto& vr : d.guest.vrings)
+                if (vr.index == s) {
+                    uint16_t one[] = {s};
+                    MLX5A_CHECK(d.ensure_objects(one, vr.size));
+                }
+        }
+        auto rr = d.resume_rings(start, Op::Resume, false);
+        if (r && !rr) r = rr;
+    }
+    return r;
+}
+
+Result<void> Device::set_dirty_logging(bool on, const DirtyLog& log) {
+    namespace mb = prm::modify_bits;
+    Impl& d = *impl_;
+    std::lock_guard lk(d.mu);
+    d.log_on = on;
+    d.log = log;
+    devx::Batch b;
+    std::vector<prm::VirtqAttr> sent;
+    for (Vq& vq : d.vqs) {
+        if (vq.phase == VqPhase::Absent || vq.phase == VqPhase::Error) continue;
+        prm::VirtqAttr a = vq.attr;
+        a.modify_field_select = mb::DIRTY_BITMAP_DUMP_ENABLE;
+        a.dirty_bitmap_dump_enable = on;
+        if (on) {
+            a.modify_field_select |= mb::DIRTY_BITMAP_PARAMS;
+            a.dirty_bitmap_addr = log.host_addr;
+            a.dirty_bitmap_size = uint32_t(log.size);
+            a.vhost_log_page = log.log_page;
+        }
+        auto c = devx::Command::modify_virtq(vq.obj, a, vq.index);
+        MLX5A_CHECK(c);
+        b.add(std::move(*c));
+        sent.push_back(a);
+    }
+    auto res = d.run(std::move(b), Op::Resume, nullptr);
+    Result<void> first = {};
+    for (size_t i = 0; i < res.entries.size(); i++) {
+        auto& e = res.entries[i];
+        if (e.ok()) {
+            d.vqs[e.queue].attr = sent[i];
+            d.vqs[e.queue].attr.modify_field_select = 0;
+        } else if (first) {
+            first = unexpected(e.steps[0].error());
+        }
+    }
+    return first;
+}
+
+Result<void> Device::suspend_all() {
+    Impl& d = *impl_;
+    std::lock_guard lk(d.mu);
+    auto ready = rings_in_phase(d.vqs, VqPhase::Ready);
+    if (ready.empty())
+        return fail(Errc::State, "no RDY virtq to suspend (is a frontend connected and started?)");
+    return d.suspend_rings(ready, Op::Suspend);
+}
+
+Result<void> Device::resume_all() {
+    Impl& d = *impl_;
+    std::lock_guard lk(d.mu);
+    auto sus = rings_in_phase(d.vqs, VqPhase::Suspended);
+    if (sus.empty()) return fail(Errc::State, "no SUSPENDed virtq to resume");
+    return d.resume_rings(sus, Op::Resume, false);
+}
+
+Result<prm::VirtqCounters> Device::counters(uint16_t ring) {
+    Impl& d = *impl_;
+    std::lock_guard lk(d.mu);
+    if (ring >= d.vqs.size()) return fail(Errc::InvalidArgument, "no virtq " + std::to_string(ring));
+    const Vq& vq = d.vqs[ring];
+    if (!vq.counters)
+        return fail(Errc::NotSupported, "virtq " + std::to_string(ring) + " has no counters object");
+    std::vector<std::byte> in(prm::kGeneralObjInHdrBytes);
+    prm::encode_query_counters(vq.counters.obj_id(), in);
+    devx::Batch b;
+    b.add(devx::Command::query_obj(vq.counters, std::move(in), prm::kCountersQueryOutBytes, ring));
+    auto res = d.run(std::move(b), Op::Suspend, nullptr);
+    const auto& s = res.entries.at(0).steps.at(0);
+    if (!s.ok()) return unexpected(s.error());
+    return prm::decode_query_counters_out(s.out, vq.counters.obj_id());
+}
+
+}  // namespace mlx5async::core

@@ -1,0 +1,11 @@
+#pragma once
+
+#include "common/base/result.hpp"
+#include "core/config.hpp"
+
+namespace mlx5async::pmd {
+
+// "emu=cx7,queues=16" -> a validated DeviceConfig, or an Error naming the key.
+Result<core::DeviceConfig> parse_devargs(const char* args);
+
+}  // namespace mlx5async::pmd

@@ -1,0 +1,173 @@
+// include/rte_pmd_mlx5async.h: the application-facing API.
+#include "rte_pmd_mlx5async.h"
+
+#include <vdpa_driver.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "common/prm/status.hpp"
+#include "log.hpp"
+#include "pmd_device.hpp"
+
+using namespace mlx5async;
+using mlx5async::pmd::PmdDevice;
+
+namespace {
+
+PmdDevice* dev_of(rte_vdpa_device* vdpa) { return vdpa ? pmd::find_device(vdpa) : nullptr; }
+
+int report(PmdDevice* d, const char* what, const Result<void>& r) {
+    if (r) return 0;
+    MLX5A_LOG(ERR, "%s: %s: %s", d->core->name().c_str(), what, prm::describe(r.error()).c_str());
+    return to_errno(r.error());
+}
+
+// Runs op on every device at once (each device has its own engine and
+// firmware queue), so N devices cost about one device's batch, not N.
+template <typename F>
+int for_all_devices(rte_vdpa_device* const devs[], unsigned n, const char* what, F op) {
+    std::vector<PmdDevice*> ds;
+    for (unsigned i = 0; i < n; i++) {
+        PmdDevice* d = dev_of(devs[i]);
+        if (!d) return -ENODEV;
+        ds.push_back(d);
+    }
+    std::vector<int> rc(ds.size(), 0);
+    {
+        std::vector<std::jthread> th;
+        for (size_t i = 1; i < ds.size(); i++)
+            th.emplace_back([&, i] { rc[i] = report(ds[i], what, op(*ds[i]->core)); });
+        if (!ds.empty()) rc[0] = report(ds[0], what, op(*ds[0]->core));
+    }
+    for (int r : rc)
+        if (r) return r;
+    return 0;
+}
+
+rte_pmd_mlx5async_strategy to_c(core::Strategy s) {
+    switch (s) {
+    case core::Strategy::Async: return RTE_PMD_MLX5ASYNC_STRATEGY_ASYNC;
+    case core::Strategy::Sequential: return RTE_PMD_MLX5ASYNC_STRATEGY_SEQUENTIAL;
+    case core::Strategy::Threads: return RTE_PMD_MLX5ASYNC_STRATEGY_THREADS;
+    }
+    return RTE_PMD_MLX5ASYNC_STRATEGY_ASYNC;
+}
+
+}  // namespace
+
+extern "C" {
+
+bool rte_pmd_mlx5async_is_mine(rte_vdpa_device* dev) { return dev_of(dev) != nullptr; }
+
+int rte_pmd_mlx5async_get_dev_info(rte_vdpa_device* dev, rte_pmd_mlx5async_dev_info* info) {
+    PmdDevice* d = dev_of(dev);
+    if (!d) return -ENODEV;
+    if (!info) return -EINVAL;
+    *info = {};
+    auto& c = *d->core;
+    std::snprintf(info->name, sizeof info->name, "%s", c.name().c_str());
+    std::snprintf(info->backend, sizeof info->backend, "%s", c.backend().c_str());
+    info->max_queues = c.max_virtqs();
+    uint32_t with_obj = 0, qsize = 0;
+    for (const auto& v : c.vq_info()) {
+        if (v.phase == core::VqPhase::Absent) continue;
+        with_obj++;
+    }
+    qsize = c.config().queue_size;
+    info->queues = with_obj;
+    info->queue_size = qsize;
+    info->max_inflight = c.config().max_inflight;
+    info->strategy = to_c(c.config().strategy);
+    info->vid = d->vid;
+    info->features = c.features();
+    auto prof = c.emu_profile_timing();
+    info->modify_ns = prof.modify_ns;
+    info->query_ns = prof.query_ns;
+    info->fw_max_inflight = prof.fw_max_inflight;
+    return 0;
+}
+
+int rte_pmd_mlx5async_get_vq_info(rte_vdpa_device* dev, rte_pmd_mlx5async_vq_info* vqs, unsigned n) {
+    PmdDevice* d = dev_of(dev);
+    if (!d) return -ENODEV;
+    unsigned k = 0;
+    for (const auto& v : d->core->vq_info()) {
+        if (v.phase == core::VqPhase::Absent) continue;
+        if (vqs && k < n)
+            vqs[k] = {v.index, v.fw_state, v.error_type, v.hw_available_index, v.hw_used_index,
+                      v.obj_id, v.errors};
+        k++;
+    }
+    return int(vqs ? std::min(k, n) : k);
+}
+
+int rte_pmd_mlx5async_suspend(rte_vdpa_device* const devs[], unsigned n) {
+    return for_all_devices(devs, n, "suspend", [](core::Device& c) { return c.suspend_all(); });
+}
+
+int rte_pmd_mlx5async_resume(rte_vdpa_device* const devs[], unsigned n) {
+    return for_all_devices(devs, n, "resume", [](core::Device& c) { return c.resume_all(); });
+}
+
+int rte_pmd_mlx5async_last_timing(rte_vdpa_device* dev, rte_pmd_mlx5async_op op,
+                                  rte_pmd_mlx5async_timing* t) {
+    PmdDevice* d = dev_of(dev);
+    if (!d) return -ENODEV;
+    if (!t) return -EINVAL;
+    auto x = d->core->last_timing(op == RTE_PMD_MLX5ASYNC_OP_RESUME ? core::Op::Resume
+                                                                      : core::Op::Suspend);
+    *t = {op, x.total_ns, x.prepare_ns, x.firmware_ns, x.vhost_ns, x.queues,
+          x.commands, x.failed, x.peak_inflight, x.ideal_ns};
+    return 0;
+}
+
+int rte_pmd_mlx5async_set_strategy(rte_vdpa_device* dev, rte_pmd_mlx5async_strategy s) {
+    PmdDevice* d = dev_of(dev);
+    if (!d) return -ENODEV;
+    core::Strategy cs;
+    switch (s) {
+    case RTE_PMD_MLX5ASYNC_STRATEGY_ASYNC: cs = core::Strategy::Async; break;
+    case RTE_PMD_MLX5ASYNC_STRATEGY_SEQUENTIAL: cs = core::Strategy::Sequential; break;
+    case RTE_PMD_MLX5ASYNC_STRATEGY_THREADS: cs = core::Strategy::Threads; break;
+    default: return -EINVAL;
+    }
+    return report(d, "set strategy", d->core->set_strategy(cs));
+}
+
+int rte_pmd_mlx5async_set_max_inflight(rte_vdpa_device* dev, uint32_t n) {
+    PmdDevice* d = dev_of(dev);
+    if (!d) return -ENODEV;
+    return report(d, "set max_inflight", d->core->set_max_inflight(n));
+}
+
+int rte_pmd_mlx5async_trace_enable(rte_vdpa_device* dev, bool on) {
+    PmdDevice* d = dev_of(dev);
+    if (!d) return -ENODEV;
+    d->core->trace_enable(on);
+    return 0;
+}
+
+int rte_pmd_mlx5async_trace_read(rte_vdpa_device* dev, rte_pmd_mlx5async_cmd_span* spans,
+                                 unsigned n) {
+    PmdDevice* d = dev_of(dev);
+    if (!d) return -ENODEV;
+    if (!spans) return -EINVAL;
+    auto v = d->core->trace_read(n);
+    for (size_t i = 0; i < v.size(); i++)
+        spans[i] = {v[i].submit_ns, v[i].end_ns, v[i].opcode, v[i].status, v[i].op, v[i].queue,
+                    v[i].obj_id};
+    return int(v.size());
+}
+
+int rte_pmd_mlx5async_emu_fault(rte_vdpa_device* dev, const char* rule) {
+    PmdDevice* d = dev_of(dev);
+    if (!d) return -ENODEV;
+    if (!rule) return -EINVAL;
+    return report(d, "fault", d->core->emu_fault(rule));
+}
+
+}  // extern "C"

@@ -1,0 +1,37 @@
+// The PMD's per-device record: the vdev, its vdpa registration and the
+// DPDK-free device core, plus the vhost-side facts the glue tracks.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "core/device.hpp"
+
+struct rte_vdev_device;
+struct rte_vdpa_device;
+
+namespace mlx5async::pmd {
+
+class VringStateCoalescer;
+
+struct PmdDevice {
+    rte_vdev_device* vdev = nullptr;
+    rte_vdpa_device* vdpa = nullptr;
+    std::unique_ptr<core::Device> core;
+    std::atomic<int> vid{-1};
+    std::atomic<bool> configured{false};
+    std::atomic<bool> log_all{false};
+    std::unique_ptr<VringStateCoalescer> coalescer;
+    // Counter baselines for reset_stats, per virtq (survive reconfiguration).
+    std::mutex stats_mu;
+    std::vector<prm::VirtqCounters> stats_base;
+};
+
+// Registry (probe adds, remove erases). Lookups return nullptr when absent.
+PmdDevice* find_device(const rte_vdpa_device* vdpa);
+PmdDevice* find_device_by_vid(int vid);
+PmdDevice* find_device_by_name(const char* name);
+
+}  // namespace mlx5async::pmd

@@ -1,0 +1,129 @@
+// vdev driver vdpa_mlx5async: probe parses devargs, opens the device core and
+// registers a vDPA device; remove undoes it. The registry maps vdpa devices
+// and vhost ids to PmdDevice records.
+#include <bus_vdev_driver.h>
+#include <rte_vhost.h>
+#include <vdpa_driver.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "common/prm/status.hpp"
+#include "devargs.hpp"
+#include "log.hpp"
+#include "pmd_device.hpp"
+#include "vring_coalescer.hpp"
+
+namespace mlx5async::pmd {
+
+extern rte_vdpa_dev_ops g_vdpa_ops;  // vdpa_ops.cpp
+
+namespace {
+
+std::mutex g_registry_mu;  // protects g_registry
+std::vector<std::unique_ptr<PmdDevice>> g_registry;
+
+int probe(rte_vdev_device* vdev) noexcept {
+    const char* name = rte_vdev_device_name(vdev);
+    const char* args = rte_vdev_device_args(vdev);
+    auto cfg = parse_devargs(args);
+    if (!cfg) {
+        MLX5A_LOG(ERR, "%s: %s", name, cfg.error().what.c_str());
+        return -EINVAL;
+    }
+    auto core = core::Device::open(*cfg, name);
+    if (!core) {
+        MLX5A_LOG(ERR, "%s: cannot open %s: %s", name,
+                  cfg->is_emulated() ? ("emulated " + cfg->emu_spec).c_str() : cfg->pci_bdf.c_str(),
+                  prm::describe(core.error()).c_str());
+        return to_errno(core.error());
+    }
+    auto dev = std::make_unique<PmdDevice>();
+    dev->vdev = vdev;
+    dev->core = std::move(*core);
+    dev->stats_base.resize(dev->core->max_virtqs());
+    dev->coalescer = std::make_unique<VringStateCoalescer>(*dev);
+    PmdDevice* d = dev.get();
+    {
+        // In the registry before registering: vhost calls get_dev_type from
+        // inside rte_vdpa_register_device (found by rte_device then).
+        std::lock_guard lk(g_registry_mu);
+        g_registry.push_back(std::move(dev));
+    }
+    rte_vdpa_device* vdpa = rte_vdpa_register_device(&vdev->device, &g_vdpa_ops);
+    if (!vdpa) {
+        MLX5A_LOG(ERR, "%s: rte_vdpa_register_device failed", name);
+        std::lock_guard lk(g_registry_mu);
+        std::erase_if(g_registry, [&](const auto& p) { return p.get() == d; });
+        return -ENODEV;
+    }
+    {
+        std::lock_guard lk(g_registry_mu);
+        d->vdpa = vdpa;
+    }
+    MLX5A_LOG(INFO, "%s: probed %s, %u virtqs, strategy %s, max_inflight %u", name,
+              d->core->backend().c_str(), d->core->max_virtqs(),
+              core::strategy_name(cfg->strategy), cfg->max_inflight);
+    return 0;
+}
+
+int remove(rte_vdev_device* vdev) noexcept {
+    std::unique_ptr<PmdDevice> dev;
+    {
+        std::lock_guard lk(g_registry_mu);
+        auto it = std::find_if(g_registry.begin(), g_registry.end(),
+                               [&](const auto& d) { return d->vdev == vdev; });
+        if (it == g_registry.end()) return -ENODEV;
+        dev = std::move(*it);
+        g_registry.erase(it);
+    }
+    if (dev->vid >= 0)
+        MLX5A_LOG(WARNING, "%s: removed while vhost device %d is attached",
+                  rte_vdev_device_name(vdev), dev->vid.load());
+    dev->coalescer.reset();  // joins its thread before the core goes
+    rte_vdpa_unregister_device(dev->vdpa);
+    MLX5A_LOG(INFO, "%s: removed", rte_vdev_device_name(vdev));
+    return 0;
+}
+
+rte_vdev_driver g_vdev_driver = {
+    .next = {},
+    .driver = {},
+    .probe = probe,
+    .remove = remove,
+    .dma_map = nullptr,
+    .dma_unmap = nullptr,
+    .drv_flags = 0,
+};
+
+}  // namespace
+
+PmdDevice* find_device(const rte_vdpa_device* vdpa) {
+    std::lock_guard lk(g_registry_mu);
+    for (auto& d : g_registry)
+        if (d->vdpa == vdpa || (vdpa && vdpa->device == &d->vdev->device)) return d.get();
+    return nullptr;
+}
+
+PmdDevice* find_device_by_vid(int vid) {
+    rte_vdpa_device* vdpa = rte_vhost_get_vdpa_device(vid);
+    return vdpa ? find_device(vdpa) : nullptr;
+}
+
+PmdDevice* find_device_by_name(const char* name) {
+    std::lock_guard lk(g_registry_mu);
+    for (auto& d : g_registry)
+        if (d->core->name() == name) return d.get();
+    return nullptr;
+}
+
+RTE_PMD_REGISTER_VDEV(vdpa_mlx5async, g_vdev_driver);
+RTE_PMD_REGISTER_PARAM_STRING(vdpa_mlx5async,
+                              "emu=cx6dx|cx7 dev=<PCI BDF> queues=<1..512> queue_size=<2..32768> "
+                              "max_inflight=<1..256> strategy=async|sequential|threads "
+                              "max_conf_threads=<1..64> timeout_ms=<ms> event_core=<cpu> "
+                              "emu_modify_us=<us> emu_query_us=<us> ...");
+
+}  // namespace mlx5async::pmd

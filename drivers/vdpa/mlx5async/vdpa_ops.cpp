@@ -1,0 +1,266 @@
+// rte_vdpa_dev_ops: one short function per entry; each finds the device,
+// calls the core, maps the Result to an int and logs with the vid. The ops
+// table is at the bottom (as DPDK's ifc).
+#include <rte_vhost.h>
+#include <vdpa_driver.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include "common/prm/status.hpp"
+#include "log.hpp"
+#include "pmd_device.hpp"
+#include "vhost_guest.hpp"
+#include "vring_coalescer.hpp"
+
+namespace mlx5async::pmd {
+namespace {
+
+// vhost-user protocol feature bits (vhost-user spec numbering).
+constexpr uint64_t kProtoMq = 1ull << 0;
+constexpr uint64_t kProtoLogShmfd = 1ull << 1;
+constexpr uint64_t kProtoReplyAck = 1ull << 3;
+constexpr uint64_t kProtoNetMtu = 1ull << 4;
+constexpr uint64_t kProtoSlaveReq = 1ull << 5;
+constexpr uint64_t kProtoSlaveSendFd = 1ull << 10;
+constexpr uint64_t kProtoHostNotifier = 1ull << 11;
+constexpr uint64_t kProtoStatus = 1ull << 16;
+
+const char* const kStatNames[] = {
+    "received_descriptors", "completed_descriptors", "bad descriptor errors",
+    "exceed max chain",     "invalid buffer",        "completion errors",
+};
+constexpr unsigned kNumStats = sizeof(kStatNames) / sizeof(kStatNames[0]);
+
+uint64_t now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+int fail_op(const char* op, int vid, const Error& e) {
+    MLX5A_LOG(ERR, "vid %d: %s: %s", vid, op, prm::describe(e).c_str());
+    return to_errno(e);
+}
+
+int get_queue_num(rte_vdpa_device* vdpa, uint32_t* queue_num) noexcept {
+    PmdDevice* d = find_device(vdpa);
+    if (!d) return -ENODEV;
+    *queue_num = d->core->max_virtqs() / 2;  // queue pairs
+    return 0;
+}
+
+int get_features(rte_vdpa_device* vdpa, uint64_t* features) noexcept {
+    PmdDevice* d = find_device(vdpa);
+    if (!d) return -ENODEV;
+    *features = d->core->features();
+    return 0;
+}
+
+int get_protocol_features(rte_vdpa_device* vdpa, uint64_t* features) noexcept {
+    if (!find_device(vdpa)) return -ENODEV;
+    // HOST_NOTIFIER (and the SLAVE_* channel carrying it) only when there
+    // is a doorbell page vhost can hand to the frontend
+    // (get_vfio_device_fd/get_notify_area); the kick relay serves otherwise.
+    *features = kProtoMq | kProtoLogShmfd | kProtoReplyAck | kProtoNetMtu | kProtoStatus;
+    if (find_device(vdpa)->core->has_notify_area())
+        *features |= kProtoSlaveReq | kProtoSlaveSendFd | kProtoHostNotifier;
+    return 0;
+}
+
+// Split-ring used ring: flags, idx, size x {id, len}, avail_event (virtio 2.7.8).
+constexpr uint64_t used_ring_bytes(uint16_t size) { return 2 + 2 + 8ull * size + 2; }
+
+// Hand each ring's indexes to vhost; with LOG_ALL, log every used ring dirty
+// (the device wrote them; QEMU must resend them). Returns the time spent.
+uint64_t hand_back(PmdDevice* d, int vid, const std::vector<core::RingIndexes>& rings) {
+    uint64_t t0 = now_ns();
+    for (const auto& r : rings) {
+        rte_vhost_set_vring_base(vid, r.ring, r.last_avail_idx, r.last_used_idx);
+        if (d->log_all) {
+            rte_vhost_vring vr{};
+            if (rte_vhost_get_vhost_vring(vid, r.ring, &vr) == 0 && vr.size)
+                rte_vhost_log_used_vring(vid, r.ring, 0, used_ring_bytes(vr.size));
+        }
+    }
+    return now_ns() - t0;
+}
+
+int dev_conf(int vid) noexcept {
+    PmdDevice* d = find_device_by_vid(vid);
+    if (!d) return -ENODEV;
+    d->vid = vid;
+    auto g = read_guest_config(vid);
+    if (!g) return fail_op("dev_conf", vid, g.error());
+    d->log_all = (g->features & core::vfeat::LOG_ALL) != 0;
+    auto r = d->core->configure(*g);
+    if (!r) return fail_op("dev_conf", vid, r.error());
+    d->configured = true;
+    MLX5A_LOG(INFO, "vid %d: %s configured, %zu vrings", vid, d->core->name().c_str(),
+              g->vrings.size());
+    return 0;
+}
+
+int dev_close(int vid) noexcept {
+    PmdDevice* d = find_device_by_vid(vid);
+    if (!d) return -ENODEV;
+    d->coalescer->flush_now();  // pending disables ride in this batch's wake
+    d->configured = false;
+    std::vector<core::RingIndexes> rings;
+    auto r = d->core->close(rings);
+    // Indexes go back for every ring, failed or not (last known-good).
+    d->core->set_vhost_ns(core::Op::Suspend, hand_back(d, vid, rings));
+    if (!r) return fail_op("dev_close", vid, r.error());
+    return 0;
+}
+
+int dev_cleanup(int vid) noexcept {
+    PmdDevice* d = find_device_by_vid(vid);
+    if (!d) return -ENODEV;
+    d->core->cleanup();
+    d->vid = -1;
+    return 0;
+}
+
+int set_vring_state(int vid, int vring, int state) noexcept {
+    PmdDevice* d = find_device_by_vid(vid);
+    if (!d) return -ENODEV;
+    if (vring < 0 || uint32_t(vring) >= d->core->max_virtqs()) {
+        MLX5A_LOG(ERR, "vid %d: set_vring_state: ring %d out of range (max %u)", vid, vring,
+                  d->core->max_virtqs());
+        return -EINVAL;
+    }
+    d->vid = vid;
+    d->coalescer->record(vid, uint16_t(vring), state != 0);
+    return 0;
+}
+
+int set_features(int vid) noexcept {
+    PmdDevice* d = find_device_by_vid(vid);
+    if (!d) return -ENODEV;
+    uint64_t features = 0;
+    if (rte_vhost_get_negotiated_features(vid, &features) != 0) return -EINVAL;
+    bool on = (features & core::vfeat::LOG_ALL) != 0;
+    if (on == d->log_all) return 0;
+    core::DirtyLog log;
+    if (on) {
+        uint64_t base = 0, size = 0;
+        if (rte_vhost_get_log_base(vid, &base, &size) != 0 || !base) {
+            MLX5A_LOG(ERR, "vid %d: LOG_ALL without a log base (SET_LOG_BASE missing)", vid);
+            return -EINVAL;
+        }
+        log = {base, size, 12};  // vhost logs in 4 KiB pages
+    }
+    auto r = d->core->set_dirty_logging(on, log);
+    if (!r) return fail_op("set_features (LOG_ALL)", vid, r.error());
+    d->log_all = on;
+    MLX5A_LOG(INFO, "vid %d: dirty logging %s", vid, on ? "on" : "off");
+    return 0;
+}
+
+int migration_done(int vid) noexcept {
+    return find_device_by_vid(vid) ? 0 : -ENODEV;
+}
+
+int get_vfio_device_fd(int vid) noexcept {
+    return find_device_by_vid(vid) ? -ENOTSUP : -ENODEV;
+}
+
+int get_notify_area(int vid, int, uint64_t*, uint64_t*) noexcept {
+    return find_device_by_vid(vid) ? -ENOTSUP : -ENODEV;
+}
+
+int get_stats_names(rte_vdpa_device* vdpa, rte_vdpa_stat_name* names, unsigned size) noexcept {
+    if (!find_device(vdpa)) return -ENODEV;
+    if (!names) return kNumStats;
+    unsigned n = std::min(size, kNumStats);
+    for (unsigned i = 0; i < n; i++)
+        std::snprintf(names[i].name, RTE_VDPA_STATS_NAME_SIZE, "%s", kStatNames[i]);
+    return int(n);
+}
+
+int get_stats(rte_vdpa_device* vdpa, int qid, rte_vdpa_stat* stats, unsigned n) noexcept {
+    PmdDevice* d = find_device(vdpa);
+    if (!d) return -ENODEV;
+    auto c = d->core->counters(uint16_t(qid));
+    if (!c) return fail_op("get_stats", d->vid, c.error());
+    std::lock_guard lk(d->stats_mu);
+    const prm::VirtqCounters& b = d->stats_base.at(qid);
+    const uint64_t v[kNumStats] = {
+        c->received_desc - b.received_desc,       c->completed_desc - b.completed_desc,
+        uint64_t(c->bad_desc_errors - b.bad_desc_errors),
+        uint64_t(c->exceed_max_chain - b.exceed_max_chain),
+        uint64_t(c->invalid_buffer - b.invalid_buffer), uint64_t(c->error_cqes - b.error_cqes),
+    };
+    unsigned m = std::min(n, kNumStats);
+    for (unsigned i = 0; i < m; i++) stats[i] = {i, v[i]};
+    return int(m);
+}
+
+int reset_stats(rte_vdpa_device* vdpa, int qid) noexcept {
+    PmdDevice* d = find_device(vdpa);
+    if (!d) return -ENODEV;
+    auto c = d->core->counters(uint16_t(qid));
+    if (!c) return fail_op("reset_stats", d->vid, c.error());
+    std::lock_guard lk(d->stats_mu);
+    d->stats_base.at(qid) = *c;  // a baseline: survives re-creation of the object
+    return 0;
+}
+
+// virtio-net config space (virtio spec 5.1.4), little-endian on x86.
+struct NetConfig {
+    uint8_t mac[6];
+    uint16_t status;
+    uint16_t max_virtqueue_pairs;
+    uint16_t mtu;
+} __attribute__((packed));
+constexpr uint16_t kLinkUp = 1;  // VIRTIO_NET_S_LINK_UP
+
+int get_config(int vid, uint8_t* config, uint32_t size) noexcept {
+    PmdDevice* d = find_device_by_vid(vid);
+    if (!d) return -ENODEV;
+    NetConfig c{};
+    c.status = kLinkUp;
+    c.max_virtqueue_pairs = uint16_t(d->core->max_virtqs() / 2);
+    c.mtu = 1500;
+    std::memcpy(config, &c, std::min<uint32_t>(size, sizeof c));
+    return 0;
+}
+
+int set_config(int vid, uint8_t*, uint32_t, uint32_t, uint32_t) noexcept {
+    // virtio-net config space is device-owned (MAC, status, MQ pairs, MTU).
+    return find_device_by_vid(vid) ? -ENOTSUP : -ENODEV;
+}
+
+int get_dev_type(rte_vdpa_device* vdpa, uint32_t* type) noexcept {
+    if (!find_device(vdpa)) return -ENODEV;
+    *type = RTE_VHOST_VDPA_DEVICE_TYPE_NET;
+    return 0;
+}
+
+}  // namespace
+
+rte_vdpa_dev_ops g_vdpa_ops = {
+    .get_queue_num = get_queue_num,
+    .get_features = get_features,
+    .get_protocol_features = get_protocol_features,
+    .dev_conf = dev_conf,
+    .dev_close = dev_close,
+    .dev_cleanup = dev_cleanup,
+    .set_vring_state = set_vring_state,
+    .set_features = set_features,
+    .migration_done = migration_done,
+    .get_vfio_group_fd = nullptr,
+    .get_vfio_device_fd = get_vfio_device_fd,
+    .get_notify_area = get_notify_area,
+    .get_stats_names = get_stats_names,
+    .get_stats = get_stats,
+    .reset_stats = reset_stats,
+    .get_config = get_config,
+    .set_config = set_config,
+    .get_dev_type = get_dev_type,
+};
+
+}  // namespace mlx5async::pmd

@@ -1,0 +1,66 @@
+#include "vhost_guest.hpp"
+
+#include <rte_vhost.h>
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+namespace mlx5async::pmd {
+namespace {
+
+// vhost gives ring addresses as pointers into this process; the device sees
+// guest physical addresses.
+Result<uint64_t> hva_to_gpa(const rte_vhost_memory& mem, const void* p, const char* what, int ring) {
+    uint64_t hva = reinterpret_cast<uint64_t>(p);
+    for (uint32_t i = 0; i < mem.nregions; i++) {
+        const rte_vhost_mem_region& r = mem.regions[i];
+        if (hva >= r.host_user_addr && hva < r.host_user_addr + r.size)
+            return hva - r.host_user_addr + r.guest_phys_addr;
+    }
+    return fail(Errc::InvalidArgument, "vring " + std::to_string(ring) + " " + what +
+                                           " address is outside guest memory");
+}
+
+}  // namespace
+
+Result<core::GuestConfig> read_guest_config(int vid) {
+    core::GuestConfig g;
+    if (rte_vhost_get_negotiated_features(vid, &g.features) != 0)
+        return fail(Errc::NotFound, "vhost " + std::to_string(vid) + ": no negotiated features");
+    rte_vhost_memory* mem = nullptr;
+    if (rte_vhost_get_mem_table(vid, &mem) != 0 || !mem)
+        return fail(Errc::NotFound, "vhost " + std::to_string(vid) + ": no memory table");
+    struct Free {
+        void operator()(rte_vhost_memory* m) const { std::free(m); }
+    };
+    std::unique_ptr<rte_vhost_memory, Free> mem_owner(mem);
+    for (uint32_t i = 0; i < mem->nregions; i++) {
+        const auto& r = mem->regions[i];
+        g.mem.push_back({r.guest_phys_addr, r.size, r.host_user_addr});
+    }
+    uint16_t n = rte_vhost_get_vring_num(vid);
+    for (uint16_t i = 0; i < n; i++) {
+        rte_vhost_vring vr{};
+        if (rte_vhost_get_vhost_vring(vid, i, &vr) != 0 || !vr.desc) continue;  // not set up
+        core::VringConfig c;
+        c.index = i;
+        c.size = vr.size;
+        auto d = hva_to_gpa(*mem, vr.desc, "desc", i);
+        MLX5A_CHECK(d);
+        auto a = hva_to_gpa(*mem, vr.avail, "avail", i);
+        MLX5A_CHECK(a);
+        auto u = hva_to_gpa(*mem, vr.used, "used", i);
+        MLX5A_CHECK(u);
+        c.desc_gpa = *d;
+        c.avail_gpa = *a;
+        c.used_gpa = *u;
+        rte_vhost_get_vring_base(vid, i, &c.last_avail_idx, &c.last_used_idx);
+        c.kickfd = vr.kickfd;
+        c.callfd = vr.callfd;
+        g.vrings.push_back(c);
+    }
+    return g;
+}
+
+}  // namespace mlx5async::pmd

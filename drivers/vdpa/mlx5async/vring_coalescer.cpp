@@ -1,0 +1,62 @@
+#include "vring_coalescer.hpp"
+
+#include <rte_vhost.h>
+
+#include "common/base/named_thread.hpp"
+#include "common/prm/status.hpp"
+#include "log.hpp"
+#include "pmd_device.hpp"
+
+namespace mlx5async::pmd {
+
+VringStateCoalescer::VringStateCoalescer(PmdDevice& dev) : dev_(dev) {
+    thread_ = make_named_thread("mlx5a-vring", [this](std::stop_token st) { run(st); });
+}
+
+VringStateCoalescer::~VringStateCoalescer() {
+    thread_.request_stop();
+    cv_.notify_all();
+    thread_ = {};  // join before members go
+}
+
+void VringStateCoalescer::record(int vid, uint16_t ring, bool enable) {
+    std::lock_guard lk(mu_);
+    dev_.core->set_vring_state(ring, enable);
+    if (!dev_.configured) return;  // before dev_conf: only remembered
+    pending_ = true;
+    vid_ = vid;
+    deadline_ = std::chrono::steady_clock::now() + kQuiet;
+    cv_.notify_all();
+}
+
+void VringStateCoalescer::flush_now() {
+    std::unique_lock lk(mu_);
+    flush_locked(lk);
+}
+
+void VringStateCoalescer::flush_locked(std::unique_lock<std::mutex>&) {
+    if (!pending_) return;
+    pending_ = false;
+    std::vector<core::RingIndexes> disabled;
+    auto r = dev_.core->flush_vring_states(disabled);
+    if (!r) MLX5A_LOG(ERR, "%s: ring enable/disable batch: %s", dev_.core->name().c_str(),
+                      prm::describe(r.error()).c_str());
+    // Disabled rings hand their indexes to vhost now, as dev_close would.
+    for (const auto& ri : disabled)
+        rte_vhost_set_vring_base(vid_, ri.ring, ri.last_avail_idx, ri.last_used_idx);
+}
+
+void VringStateCoalescer::run(std::stop_token st) {
+    std::unique_lock lk(mu_);
+    while (!st.stop_requested()) {
+        if (!pending_) {
+            cv_.wait(lk, st, [&] { return pending_; });
+            continue;
+        }
+        // Wait out the burst: every record() pushes the deadline.
+        if (cv_.wait_until(lk, st, deadline_, [&] { return !pending_; })) continue;
+        if (std::chrono::steady_clock::now() >= deadline_) flush_locked(lk);
+    }
+}
+
+}  // namespace mlx5async::pmd

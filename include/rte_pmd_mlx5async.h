@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * mlx5async vDPA PMD: public API beyond rte_vdpa_dev_ops.
+ *
+ * Per-device and multi-device suspend/resume (one firmware batch over every
+ * virtq of every listed device), virtq state queries, the last operation's
+ * timing breakdown, engine settings and command tracing, for applications
+ * such as vdpa-testpmd and migration orchestrators.
+ *
+ * All functions return 0 (or a count) on success and a negative errno on
+ * failure; none blocks longer than the device's timeout_ms.
+ */
+#ifndef RTE_PMD_MLX5ASYNC_H
+#define RTE_PMD_MLX5ASYNC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_vdpa.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RTE_PMD_MLX5ASYNC_DRIVER_NAME "vdpa_mlx5async"
+
+enum rte_pmd_mlx5async_strategy {
+	RTE_PMD_MLX5ASYNC_STRATEGY_ASYNC = 0,      /* batched async engine */
+	RTE_PMD_MLX5ASYNC_STRATEGY_SEQUENTIAL = 1, /* one blocking command at a time */
+	RTE_PMD_MLX5ASYNC_STRATEGY_THREADS = 2,    /* DPDK max_conf_threads model */
+};
+
+enum rte_pmd_mlx5async_op {
+	RTE_PMD_MLX5ASYNC_OP_SUSPEND = 0,
+	RTE_PMD_MLX5ASYNC_OP_RESUME = 1,
+};
+
+/* Firmware virtq state as last known by the driver (PRM values), or NONE. */
+#define RTE_PMD_MLX5ASYNC_VQ_STATE_INIT 0x0
+#define RTE_PMD_MLX5ASYNC_VQ_STATE_RDY 0x1
+#define RTE_PMD_MLX5ASYNC_VQ_STATE_SUSPEND 0x2
+#define RTE_PMD_MLX5ASYNC_VQ_STATE_ERR 0x3
+#define RTE_PMD_MLX5ASYNC_VQ_STATE_NONE 0xff /* no firmware object */
+
+struct rte_pmd_mlx5async_dev_info {
+	char name[64];          /* vdev name, e.g. vdpa_mlx5async0 */
+	char backend[64];       /* "emu:cx7" or "pci:0000:08:00.2" */
+	uint32_t max_queues;    /* virtqs the device supports */
+	uint32_t queues;        /* virtqs with a firmware object */
+	uint32_t queue_size;    /* ring size of existing objects (0: none) */
+	uint32_t max_inflight;  /* engine throttle */
+	enum rte_pmd_mlx5async_strategy strategy;
+	int vid;                /* attached vhost device, -1 if none */
+	uint64_t features;      /* virtio features the device offers */
+	uint64_t modify_ns;     /* emulated profile latency per MODIFY (0: hardware) */
+	uint64_t query_ns;      /* emulated profile latency per QUERY (0: hardware) */
+	uint32_t fw_max_inflight; /* emulated firmware throttle (0: hardware) */
+};
+
+struct rte_pmd_mlx5async_vq_info {
+	uint16_t index;             /* virtq index (vhost ring number) */
+	uint8_t fw_state;           /* RTE_PMD_MLX5ASYNC_VQ_STATE_* */
+	uint8_t error_type;         /* when fw_state == ERR */
+	uint16_t hw_available_index;/* last queried / set */
+	uint16_t hw_used_index;
+	uint32_t obj_id;            /* firmware object id, 0 if none */
+	uint32_t errors;            /* errors recovered on this virtq */
+};
+
+struct rte_pmd_mlx5async_timing {
+	enum rte_pmd_mlx5async_op op;
+	uint64_t total_ns;      /* whole operation */
+	uint64_t prepare_ns;    /* building the batch */
+	uint64_t firmware_ns;   /* the firmware batch (first submit .. last completion) */
+	uint64_t vhost_ns;      /* handing indexes back to vhost, dirty-log of used rings */
+	uint32_t queues;        /* virtqs the operation touched */
+	uint32_t commands;      /* firmware commands issued */
+	uint32_t failed;        /* commands that failed or timed out */
+	uint32_t peak_inflight; /* highest commands in flight */
+	uint64_t ideal_ns;      /* ceil(N/T) * per-command latency, emulated profiles only */
+};
+
+/* One firmware command, for traces (Chrome trace events in vdpa-testpmd). */
+struct rte_pmd_mlx5async_cmd_span {
+	uint64_t submit_ns;     /* CLOCK_MONOTONIC */
+	uint64_t end_ns;
+	uint16_t opcode;        /* PRM opcode */
+	uint8_t status;         /* PRM status, 0xff: timed out / no answer */
+	uint8_t op;             /* enum rte_pmd_mlx5async_op of the batch, 0xff other */
+	int16_t queue;          /* virtq index, -1 if none */
+	uint32_t obj_id;
+};
+
+/* True when dev is driven by this PMD. */
+bool rte_pmd_mlx5async_is_mine(struct rte_vdpa_device *dev);
+
+int rte_pmd_mlx5async_get_dev_info(struct rte_vdpa_device *dev,
+			       struct rte_pmd_mlx5async_dev_info *info);
+
+/* Fills up to n entries (one per virtq with an object); returns the count. */
+int rte_pmd_mlx5async_get_vq_info(struct rte_vdpa_device *dev,
+			      struct rte_pmd_mlx5async_vq_info *vqs, unsigned int n);
+
+/* Suspend (MODIFY->SUSPEND + QUERY, pipelined) every RDY virtq of every
+ * listed device in one batch; resume brings every SUSPENDed virtq back to RDY.
+ * Virtqs of a device fail or succeed independently; on any failure the call
+ * returns the first error and every device's timing says how many failed. */
+int rte_pmd_mlx5async_suspend(struct rte_vdpa_device *const devs[], unsigned int n);
+int rte_pmd_mlx5async_resume(struct rte_vdpa_device *const devs[], unsigned int n);
+
+int rte_pmd_mlx5async_last_timing(struct rte_vdpa_device *dev, enum rte_pmd_mlx5async_op op,
+				  struct rte_pmd_mlx5async_timing *t);
+
+int rte_pmd_mlx5async_set_strategy(struct rte_vdpa_device *dev,
+				   enum rte_pmd_mlx5async_strategy s);
+int rte_pmd_mlx5async_set_max_inflight(struct rte_vdpa_device *dev, uint32_t n);
+
+/* Command tracing: enable, then read (and consume) up to n spans. */
+int rte_pmd_mlx5async_trace_enable(struct rte_vdpa_device *dev, bool on);
+int rte_pmd_mlx5async_trace_read(struct rte_vdpa_device *dev,
+				 struct rte_pmd_mlx5async_cmd_span *spans, unsigned int n);
+
+/* Emulated devices only (-ENOTSUP otherwise): a fault-injection rule, e.g.
+ * "op=modify nth=3 status=0x9 syndrome=0x1" or "op=query hang" or
+ * "vq=5 error_type=1" (force virtq 5 to ERR) or "clear". */
+int rte_pmd_mlx5async_emu_fault(struct rte_vdpa_device *dev, const char *rule);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RTE_PMD_MLX5ASYNC_H */

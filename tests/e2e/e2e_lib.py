@@ -1,0 +1,120 @@
+"""Helpers for EAL-level tests: unique EAL file prefixes, private socket
+folders, processes that are always killed, bounded waits on their output."""
+import json
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+
+EAL_COMMON = ["--no-huge", "-m", "256", "--no-pci", "--log-level", "pmd.vdpa.mlx5async:info"]
+
+
+class Proc:
+    """A child process whose output lines are collected by a reader thread
+    (select() on a buffered pipe would miss lines already buffered)."""
+
+    def __init__(self, argv, env=None, name="proc"):
+        self.name = name
+        self.argv = argv
+        self.p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, env=env, text=True, bufsize=1,
+                                  start_new_session=True)
+        self.lines = []
+        self._q = queue.Queue()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self):
+        for line in self.p.stdout:
+            self._q.put(line.rstrip("\n"))
+        self._q.put(None)
+
+    def read_until(self, pred, timeout):
+        end = time.monotonic() + timeout
+        while True:
+            left = end - time.monotonic()
+            if left <= 0:
+                break
+            try:
+                line = self._q.get(timeout=left)
+            except queue.Empty:
+                break
+            if line is None:
+                break
+            self.lines.append(line)
+            if pred(line):
+                return line
+        raise AssertionError(f"{self.name}: no expected line within {timeout}s; output:\n" +
+                             "\n".join(self.lines[-60:]))
+
+    def send(self, text):
+        self.p.stdin.write(text + "\n")
+        self.p.stdin.flush()
+
+    def wait(self, timeout):
+        try:
+            return self.p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise AssertionError(f"{self.name}: did not exit within {timeout}s")
+
+    def kill(self):
+        if self.p.poll() is None:
+            try:
+                os.killpg(self.p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.p.wait(10)
+
+
+class Host(Proc):
+    """tests/e2e/vdpa_host: JSON line per command."""
+
+    def __init__(self, binary, vdev, socket, prefix, extra_eal=()):
+        argv = [binary] + EAL_COMMON + ["--file-prefix", prefix, "--vdev", vdev] + \
+            list(extra_eal) + ["--", "--socket", socket]
+        super().__init__(argv, name="vdpa_host")
+        self.read_until(lambda l: l.startswith('{"ready"'), 60)
+
+    def cmd(self, text, timeout=60):
+        self.send(text)
+        line = self.read_until(lambda l: l.startswith("{"), timeout)
+        return json.loads(line)
+
+
+class Frontend(Proc):
+    """Debian's dpdk-testpmd over net_virtio_user: a real vhost-user frontend."""
+
+    def __init__(self, socket, queues, prefix, extra=()):
+        # stdbuf: testpmd block-buffers stdout into a pipe.
+        argv = ["stdbuf", "-oL", "dpdk-testpmd"] + EAL_COMMON + ["--file-prefix", prefix, "--vdev",
+                f"net_virtio_user0,path={socket},queues={queues}", "--",
+                f"--rxq={queues}", f"--txq={queues}", "--total-num-mbufs=4096",
+                "--disable-link-check"] + list(extra)
+        super().__init__(argv, name="dpdk-testpmd")
+        # Non-interactive testpmd starts forwarding, then waits for Enter.
+        self.read_until(lambda l: "Press enter to exit" in l, 180)
+
+    def quit(self):
+        """Enter: testpmd stops its port (virtio_user disables every ring,
+        then GET_VRING_BASE: the backend's dev_close) and exits."""
+        if self.p.poll() is None:
+            self.send("")
+            self.wait(60)
+
+
+class Workdir:
+    def __init__(self):
+        self.path = tempfile.mkdtemp(prefix="mlx5a-e2e-")
+        os.chmod(self.path, 0o700)
+
+    def close(self):
+        shutil.rmtree(self.path, ignore_errors=True)
+
+
+def unique(prefix):
+    return f"{prefix}-{os.getpid()}-{int(time.monotonic() * 1000) % 100000}"

@@ -1,0 +1,78 @@
+#include "vdpa/mlx5async/core/config.hpp"
+
+#include <gtest/gtest.h>
+
+namespace mlx5async::core {
+namespace {
+
+Result<DeviceConfig> parse(KeyValues kv) { return parse_device_config(kv); }
+
+TEST(DevArgs, EmulatedDefaults) {
+    auto c = parse({{"emu", "cx7"}});
+    ASSERT_TRUE(c) << c.error().what;
+    EXPECT_TRUE(c->is_emulated());
+    EXPECT_EQ(c->emu_spec, "cx7");
+    EXPECT_EQ(c->max_inflight, 16u);
+    EXPECT_EQ(c->strategy, Strategy::Async);
+    EXPECT_EQ(c->queues, 0u);
+}
+
+TEST(DevArgs, QueuesAloneGetDefaultRingSize) {
+    auto c = parse({{"emu", "cx6dx"}, {"queues", "16"}});
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->queues, 16u);
+    EXPECT_EQ(c->queue_size, 256u);
+}
+
+TEST(DevArgs, EveryKeyParsed) {
+    auto c = parse({{"dev", "0000:08:00.2"}, {"queues", "4"}, {"queue_size", "1024"},
+                    {"max_inflight", "8"}, {"strategy", "threads"}, {"max_conf_threads", "6"},
+                    {"timeout_ms", "500"}, {"event_core", "1"}});
+    ASSERT_TRUE(c) << c.error().what;
+    EXPECT_EQ(c->pci_bdf, "0000:08:00.2");
+    EXPECT_EQ(c->queue_size, 1024u);
+    EXPECT_EQ(c->max_inflight, 8u);
+    EXPECT_EQ(c->strategy, Strategy::Threads);
+    EXPECT_EQ(c->threads, 6u);
+    EXPECT_EQ(c->timeout_ms, 500u);
+    EXPECT_EQ(c->event_core, 1);
+}
+
+TEST(DevArgs, EmulatorOverridesJoinTheSpec) {
+    auto c = parse({{"emu", "cx7"}, {"emu_modify_us", "0"}, {"emu_query_us", "10"}});
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->emu_spec, "cx7,modify_us=0,query_us=10");
+}
+
+struct BadCase {
+    KeyValues kv;
+    const char* expect;
+};
+
+class DevArgsRejected : public testing::TestWithParam<BadCase> {};
+
+TEST_P(DevArgsRejected, NamesKeyAndRange) {
+    auto c = parse(GetParam().kv);
+    ASSERT_FALSE(c);
+    EXPECT_EQ(c.error().code, Errc::InvalidArgument);
+    EXPECT_NE(c.error().what.find(GetParam().expect), std::string::npos) << c.error().what;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    All, DevArgsRejected,
+    testing::Values(
+        BadCase{{{"emu", "cx9"}}, "devarg emu=cx9: expected cx6dx|cx7"},
+        BadCase{{{"emu", "cx7"}, {"queues", "0"}}, "devarg queues=0: expected an integer in [1, 512]"},
+        BadCase{{{"emu", "cx7"}, {"queues", "x"}}, "devarg queues=x"},
+        BadCase{{{"emu", "cx7"}, {"queue_size", "100"}}, "a power of 2"},
+        BadCase{{{"emu", "cx7"}, {"max_inflight", "0"}}, "devarg max_inflight=0"},
+        BadCase{{{"emu", "cx7"}, {"strategy", "fast"}}, "async|sequential|threads"},
+        BadCase{{{"emu", "cx7"}, {"bogus", "1"}}, "unknown devarg 'bogus'"},
+        BadCase{{{"emu", "cx7"}, {"emu_warp", "1"}}, "devarg emu_warp=1: expected an emulator key"},
+        BadCase{{{"dev", "08:00"}}, "expected a PCI address"},
+        BadCase{{{"queues", "2"}}, "exactly one of emu=<profile> or dev=<PCI address>"},
+        BadCase{{{"emu", "cx7"}, {"dev", "08:00.1"}}, "exactly one of"},
+        BadCase{{{"dev", "08:00.1"}, {"emu_query_us", "1"}}, "emu_* keys apply only"}));
+
+}  // namespace
+}  // namespace mlx5async::core

@@ -1,0 +1,269 @@
+// The device core over mlx5emu (zero latency): the state of every virtq
+// after each op sequence, exact index hand-back, errors on one queue.
+#include "vdpa/mlx5async/core/device.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+
+#include "emu/emu.hpp"
+
+namespace mlx5async::core {
+namespace {
+
+constexpr const char* kFast =
+    ",modify_us=0,query_us=0,create_us=0,destroy_us=0,umem_us=0,general_us=0";
+
+std::string unique_name() {
+    static std::atomic<int> n{0};
+    return "coretest" + std::to_string(n++);
+}
+
+struct Fixture : testing::Test {
+    std::unique_ptr<Device> dev;
+    std::string name;
+
+    void open(const std::string& profile, uint32_t queues, uint32_t max_inflight = 16,
+              Strategy s = Strategy::Async) {
+        DeviceConfig c;
+        c.emu_spec = profile + kFast;
+        c.queues = queues;
+        c.queue_size = 256;
+        c.max_inflight = max_inflight;
+        c.strategy = s;
+        name = unique_name();
+        auto d = Device::open(c, name);
+        ASSERT_TRUE(d) << to_string(d.error());
+        dev = std::move(*d);
+    }
+    emu::Device& emu_dev() { return *emu::find_device(name + "-emu"); }
+
+    GuestConfig guest(uint32_t rings, uint16_t avail0 = 0) {
+        GuestConfig g;
+        g.features = vfeat::VERSION_1 | vfeat::MQ;
+        g.mem.push_back({0, 1ull << 30, 0x7f0000000000});
+        for (uint16_t i = 0; i < rings; i++) {
+            VringConfig v;
+            v.index = i;
+            v.size = 256;
+            v.desc_gpa = 0x100000 + i * 0x10000;
+            v.avail_gpa = v.desc_gpa + 0x1000;
+            v.used_gpa = v.desc_gpa + 0x2000;
+            v.last_avail_idx = uint16_t(avail0 + i);
+            v.last_used_idx = uint16_t(avail0 + i);
+            g.vrings.push_back(v);
+        }
+        return g;
+    }
+    void enable_all(uint32_t rings) {
+        for (uint16_t i = 0; i < rings; i++) dev->set_vring_state(i, true);
+    }
+    std::vector<VqPhase> phases(uint32_t rings) {
+        std::vector<VqPhase> p;
+        auto v = dev->vq_info();
+        for (uint32_t i = 0; i < rings; i++) p.push_back(v[i].phase);
+        return p;
+    }
+    emu::VirtqInfo fw(uint16_t ring) {
+        auto v = dev->vq_info();
+        auto i = emu_dev().virtq_info(v[ring].obj_id);
+        EXPECT_TRUE(i);
+        return i ? *i : emu::VirtqInfo{};
+    }
+};
+
+using DeviceCore = Fixture;
+
+TEST_F(DeviceCore, ProbePrecreatesEveryVirtqInInit) {
+    open("cx7", 4);
+    EXPECT_EQ(phases(8), std::vector<VqPhase>(8, VqPhase::Init));
+    for (uint16_t i = 0; i < 8; i++) EXPECT_EQ(fw(i).state, prm::VirtqState::INIT);
+    EXPECT_EQ(dev->vq_info()[8].phase, VqPhase::Absent);
+}
+
+TEST_F(DeviceCore, ConfigureStartsEnabledRingsWithVhostIndexes) {
+    open("cx7", 4);
+    enable_all(6);  // rings 6, 7 not enabled by vhost: left alone
+    ASSERT_TRUE(dev->configure(guest(8, 100)));
+    auto p = phases(8);
+    for (int i = 0; i < 6; i++) EXPECT_EQ(p[i], VqPhase::Ready) << i;
+    EXPECT_EQ(p[6], VqPhase::Init);
+    for (uint16_t i = 0; i < 6; i++) {
+        auto f = fw(i);
+        EXPECT_EQ(f.state, prm::VirtqState::RDY);
+        EXPECT_EQ(f.hw_available_index, 100 + i);
+        EXPECT_EQ(f.attr.desc_addr, 0x100000u + i * 0x10000);
+        EXPECT_TRUE(f.attr.virtio_version_1_0);
+    }
+    EXPECT_EQ(dev->last_timing(Op::Resume).queues, 6u);
+    EXPECT_EQ(dev->last_timing(Op::Resume).commands, 6u);  // one MODIFY per queue
+}
+
+TEST_F(DeviceCore, CloseHandsBackExactlyWhatTheDeviceReports) {
+    open("cx7", 4);
+    enable_all(8);
+    ASSERT_TRUE(dev->configure(guest(8)));
+    for (uint16_t i = 0; i < 8; i++)
+        ASSERT_TRUE(emu_dev().advance_virtq(dev->vq_info()[i].obj_id, uint16_t(10 * i + 7), uint16_t(10 * i + 3)));
+    std::vector<RingIndexes> out;
+    ASSERT_TRUE(dev->close(out));
+    ASSERT_EQ(out.size(), 8u);
+    for (uint16_t i = 0; i < 8; i++) {
+        EXPECT_EQ(out[i].ring, i);
+        EXPECT_EQ(out[i].last_avail_idx, i + 10 * i + 7) << i;
+        EXPECT_EQ(out[i].last_used_idx, i + 10 * i + 3) << i;
+        EXPECT_TRUE(out[i].from_device);
+        EXPECT_EQ(fw(i).state, prm::VirtqState::SUSPEND);
+    }
+    EXPECT_EQ(phases(8), std::vector<VqPhase>(8, VqPhase::Suspended));
+    auto t = dev->last_timing(Op::Suspend);
+    EXPECT_EQ(t.queues, 8u);
+    EXPECT_EQ(t.commands, 16u);  // MODIFY + QUERY per queue, one batch
+    EXPECT_LE(t.peak_inflight, 16u);
+}
+
+TEST_F(DeviceCore, ConfCloseConfResumesSameObjectsWithFreezeCap) {
+    open("cx7", 2);
+    enable_all(4);
+    ASSERT_TRUE(dev->configure(guest(4)));
+    auto ids = dev->vq_info();
+    for (uint16_t i = 0; i < 4; i++) ASSERT_TRUE(emu_dev().advance_virtq(ids[i].obj_id, 5, 5));
+    std::vector<RingIndexes> out;
+    ASSERT_TRUE(dev->close(out));
+    // vhost reconnects with the indexes it was given.
+    auto g = guest(4);
+    for (uint16_t i = 0; i < 4; i++) {
+        g.vrings[i].last_avail_idx = out[i].last_avail_idx;
+        g.vrings[i].last_used_idx = out[i].last_used_idx;
+    }
+    ASSERT_TRUE(dev->configure(g));
+    auto now = dev->vq_info();
+    for (uint16_t i = 0; i < 4; i++) {
+        EXPECT_EQ(now[i].obj_id, ids[i].obj_id) << "resumed in place, not re-created";
+        EXPECT_EQ(fw(i).state, prm::VirtqState::RDY);
+        EXPECT_EQ(fw(i).hw_available_index, out[i].last_avail_idx);
+    }
+}
+
+TEST_F(DeviceCore, WithoutFreezeCapResumeRecreatesFromSavedIndexes) {
+    open("cx6dx", 2);
+    enable_all(4);
+    ASSERT_TRUE(dev->configure(guest(4)));
+    auto ids = dev->vq_info();
+    for (uint16_t i = 0; i < 4; i++) ASSERT_TRUE(emu_dev().advance_virtq(ids[i].obj_id, 9, 4));
+    ASSERT_TRUE(dev->suspend_all());
+    ASSERT_TRUE(dev->resume_all());
+    auto now = dev->vq_info();
+    for (uint16_t i = 0; i < 4; i++) {
+        EXPECT_NE(now[i].obj_id, ids[i].obj_id) << "SUSPEND->RDY is illegal on cx6dx";
+        EXPECT_EQ(fw(i).state, prm::VirtqState::RDY);
+        EXPECT_EQ(fw(i).hw_available_index, i + 9);
+        EXPECT_EQ(fw(i).hw_used_index, i + 4);
+    }
+}
+
+TEST_F(DeviceCore, DisableStormIsOneBatchAndReEnableResumes) {
+    open("cx7", 4);
+    enable_all(8);
+    ASSERT_TRUE(dev->configure(guest(8)));
+    for (uint16_t i = 4; i < 8; i++) dev->set_vring_state(i, false);
+    std::vector<RingIndexes> disabled;
+    ASSERT_TRUE(dev->flush_vring_states(disabled));
+    EXPECT_EQ(disabled.size(), 4u);
+    auto t = dev->last_timing(Op::Suspend);
+    EXPECT_EQ(t.queues, 4u);
+    EXPECT_EQ(t.commands, 8u);
+    auto p = phases(8);
+    for (int i = 0; i < 4; i++) EXPECT_EQ(p[i], VqPhase::Ready);
+    for (int i = 4; i < 8; i++) EXPECT_EQ(p[i], VqPhase::Suspended);
+    for (uint16_t i = 4; i < 8; i++) dev->set_vring_state(i, true);
+    disabled.clear();
+    ASSERT_TRUE(dev->flush_vring_states(disabled));
+    EXPECT_TRUE(disabled.empty());
+    EXPECT_EQ(phases(8), std::vector<VqPhase>(8, VqPhase::Ready));
+    EXPECT_EQ(dev->last_timing(Op::Resume).commands, 4u);
+}
+
+TEST_F(DeviceCore, DirtyLoggingOnOffOn) {
+    open("cx7", 2);
+    enable_all(4);
+    ASSERT_TRUE(dev->configure(guest(4)));
+    DirtyLog log{0x7f0000400000, 1 << 20, 12};
+    ASSERT_TRUE(dev->set_dirty_logging(true, log));
+    for (uint16_t i = 0; i < 4; i++) {
+        EXPECT_TRUE(fw(i).attr.dirty_bitmap_dump_enable);
+        EXPECT_EQ(fw(i).attr.dirty_bitmap_addr, log.host_addr);
+    }
+    ASSERT_TRUE(dev->set_dirty_logging(false, {}));
+    for (uint16_t i = 0; i < 4; i++) EXPECT_FALSE(fw(i).attr.dirty_bitmap_dump_enable);
+    ASSERT_TRUE(dev->set_dirty_logging(true, log));
+    for (uint16_t i = 0; i < 4; i++) EXPECT_TRUE(fw(i).attr.dirty_bitmap_dump_enable);
+    EXPECT_EQ(phases(4), std::vector<VqPhase>(4, VqPhase::Ready));
+}
+
+TEST_F(DeviceCore, FailingSuspendOfOneQueueKeepsOthersAndLastKnownGood) {
+    open("cx7", 4);
+    enable_all(8);
+    ASSERT_TRUE(dev->configure(guest(8, 40)));
+    ASSERT_TRUE(dev->emu_fault("op=modify vq=3 status=0x9 syndrome=0x77"));
+    std::vector<RingIndexes> out;
+    auto r = dev->close(out);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().fw_status, 0x9);
+    EXPECT_EQ(r.error().syndrome, 0x77u);
+    EXPECT_EQ(r.error().queue, 3);
+    ASSERT_EQ(out.size(), 8u);
+    for (uint16_t i = 0; i < 8; i++) {
+        EXPECT_EQ(out[i].last_avail_idx, 40 + i) << i;  // never garbage
+        EXPECT_EQ(out[i].from_device, i != 3) << i;
+    }
+    auto p = phases(8);
+    EXPECT_EQ(p[3], VqPhase::Ready);
+    EXPECT_EQ(dev->vq_info()[3].errors, 1u);
+    for (int i = 0; i < 8; i++) {
+        if (i == 3) continue;
+        EXPECT_EQ(p[i], VqPhase::Suspended) << i;
+    }
+}
+
+TEST_F(DeviceCore, CyclesNeverExceedMaxInflightForEveryStrategy) {
+    for (Strategy s : {Strategy::Async, Strategy::Sequential, Strategy::Threads}) {
+        open("cx7", 8, 4, s);
+        enable_all(16);
+        ASSERT_TRUE(dev->configure(guest(16)));
+        for (int c = 0; c < 3; c++) {
+            ASSERT_TRUE(dev->suspend_all());
+            EXPECT_LE(dev->last_timing(Op::Suspend).peak_inflight, 4u);
+            EXPECT_EQ(phases(16), std::vector<VqPhase>(16, VqPhase::Suspended));
+            ASSERT_TRUE(dev->resume_all());
+            EXPECT_EQ(phases(16), std::vector<VqPhase>(16, VqPhase::Ready));
+        }
+        EXPECT_LE(emu_dev().counters().peak_inflight, 16u);
+        dev.reset();
+    }
+}
+
+TEST_F(DeviceCore, BadFaultRulesAreRejectedClearly) {
+    open("cx7", 1);
+    auto r = dev->emu_fault("op=frob status=1");
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().what.find("op=frob"), std::string::npos);
+    EXPECT_FALSE(dev->emu_fault("op=modify"));
+    EXPECT_FALSE(dev->emu_fault("vq=99 error_type=1"));
+    EXPECT_TRUE(dev->emu_fault("clear"));
+}
+
+TEST(DeviceOpen, UnknownProfileAndHardwareWithoutDeviceFailClearly) {
+    DeviceConfig c;
+    c.emu_spec = "cx9";
+    auto d = Device::open(c, "bad0");
+    ASSERT_FALSE(d);
+    DeviceConfig h;
+    h.pci_bdf = "0000:99:00.7";
+    auto e = Device::open(h, "bad1");
+    ASSERT_FALSE(e);
+    EXPECT_FALSE(to_string(e.error()).empty());
+}
+
+}  // namespace
+}  // namespace mlx5async::core
