@@ -96,9 +96,13 @@ Result<void> validate_modify(const DeviceState& st, const VirtqObj& vq, const Vi
                        "desc_group_mkey");
     if (vq.state() == prm::VirtqState::ERR)
         return fw_fail(Status::BAD_RES_STATE_ERR, syndrome::kStateIsErr, "virtq in ERR");
-    // PRM: fields other than state only in INIT or SUSPEND.
+    // PRM: fields other than state only in INIT or SUSPEND. Dirty-bitmap
+    // parameters and dump enable are the exception: DPDK's mlx5 vDPA driver
+    // sets them on RDY queues when live migration starts (LOG_ALL), on
+    // ConnectX-6 Dx firmware.
     bool idle = vq.state() == prm::VirtqState::INIT || vq.state() == prm::VirtqState::SUSPEND;
-    if ((sel & ~mb::STATE) && !idle)
+    constexpr uint64_t kAnyState = mb::STATE | mb::DIRTY_BITMAP_PARAMS | mb::DIRTY_BITMAP_DUMP_ENABLE;
+    if ((sel & ~kAnyState) && !idle)
         return fw_fail(Status::BAD_RES_STATE_ERR, syndrome::kFieldsOutsideInitSuspend,
                        "non-state fields outside INIT/SUSPEND");
     if (sel & (mb::Q_TYPE | mb::EVENT_MODE)) {
