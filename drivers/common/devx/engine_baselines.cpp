@@ -51,6 +51,22 @@ constexpr auto kThreadsPollInterval = std::chrono::milliseconds(2);
 
 }  // namespace
 
+namespace {
+
+// Moves a finished chain job's outcomes into the entry's results.
+void collect_chain(Job& job, std::vector<StepResult>& results, EngineStats& d) {
+    for (size_t k = 0; k < job.steps.size(); ++k) {
+        if (k >= job.outcomes.size() || !job.outcomes[k].ran) {
+            close_chain(job.steps, results, k, StepState::Cancelled);
+            return;
+        }
+        ++d.steps_issued;
+        results[k] = finish_step(std::move(job.steps[k]), std::move(job.outcomes[k]));
+    }
+}
+
+}  // namespace
+
 BatchResult Engine::Impl::run_threads(Batch&& b, Clock::time_point deadline) {
     BatchResult res = make_result_skeleton(b);
     throttle.reset_peak();
@@ -78,30 +94,16 @@ BatchResult Engine::Impl::run_threads(Batch&& b, Clock::time_point deadline) {
                 discard_stale(*job);
                 continue;
             }
-            auto& results = res.entries[job->entry].steps;
-            for (size_t k = 0; k < job->steps.size(); ++k) {
-                if (k < job->outcomes.size() && job->outcomes[k].ran) {
-                    ++d.steps_issued;
-                    results[k] = finish_step(std::move(job->steps[k]), std::move(job->outcomes[k]));
-                } else {
-                    close_chain(job->steps, results, k, StepState::Cancelled);
-                    break;
-                }
-            }
+            collect_chain(*job, res.entries[job->entry].steps, d);
             open[job->entry] = false;
             --pending;
         }
         if (pending == 0) break;
-        bool stop = closed.load();
-        if (stop || Clock::now() >= deadline) {
+        if (closed.load() || Clock::now() >= deadline) {
             // The jobs keep their commands; they come back stale and are discarded.
-            for (uint32_t e = 0; e < entries.size(); ++e) {
-                if (!open[e]) continue;
-                auto& results = res.entries[e].steps;
-                for (size_t k = 0; k < results.size(); ++k)
-                    results[k].state = k == 0 ? (stop ? StepState::Cancelled : StepState::TimedOut)
-                                              : StepState::Cancelled;
-            }
+            StepState why = closed.load() ? StepState::Cancelled : StepState::TimedOut;
+            for (uint32_t e = 0; e < entries.size(); ++e)
+                if (open[e]) close_chain(entries[e].steps, res.entries[e].steps, 0, why);
             break;
         }
         std::this_thread::sleep_until(std::min(Clock::now() + kThreadsPollInterval, deadline));
