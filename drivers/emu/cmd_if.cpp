@@ -105,7 +105,8 @@ void CommandInterface::grant_slots() {
 }
 
 bool CommandInterface::reached(const Pending& p) const {
-    return p.started && !p.timing.hang && (p.forced || clock_.now_ns() >= p.due);
+    return p.started && !p.timing.hang &&
+           (p.forced || clock_.now_ns() + clock_.compensation_ns() >= p.due);
 }
 
 // Under mu_: release what the command held, record it.
