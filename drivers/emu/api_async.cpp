@@ -27,7 +27,7 @@ mlx5dv_devx_cmd_comp* create_cmd_comp(ibv_context* c) {
     auto* h = new CmdCompHandle{};
     h->pub.fd = (*q)->fd();
     h->magic = kCompMagic;
-    h->impl = new QueueImpl{std::move(*q), ctx};
+    h->impl = new QueueImpl{std::move(*q), ctx->dev};
     return &h->pub;
 }
 
@@ -51,17 +51,19 @@ int obj_query_async(mlx5dv_devx_obj* o, const void* in, size_t inlen, size_t out
     if (prm::get_bits(i, 32, 16) || prm::get_bits(i, 0, 16) != uint16_t(Opcode::QUERY_GENERAL_OBJECT) ||
         prm::get_bits(i, 48, 16) != h->obj_type || prm::get_bits(i, 64, 32) != h->obj_id)
         return fail_errno(EINVAL);
-    ContextImpl* ctx = h->ctx;
+    Device* dev = h->ctx->dev.get();  // outlives the command (close flushes)
+    uint32_t ctx_id = h->ctx->id;
     std::vector<std::byte> inbuf(i.begin(), i.end());  // the kernel copies the input
     auto q = comp->impl->q;
     CmdDesc d{uint16_t(Opcode::QUERY_GENERAL_OBJECT), h->obj_type, h->obj_id};
-    int rc = ctx->dev->execute_async(
-        d, [ctx, q, wr_id, outlen, inbuf = std::move(inbuf)](bool aborted, const FaultDecision& dec) {
+    int rc = dev->execute_async(
+        d, [dev, ctx_id, q, wr_id, outlen, inbuf = std::move(inbuf)](bool aborted,
+                                                                    const FaultDecision& dec) {
             // struct mlx5dv_devx_async_cmd_hdr: wr_id, then the PRM output.
             std::vector<std::byte> rec(sizeof(uint64_t) + outlen);
             std::memcpy(rec.data(), &wr_id, sizeof wr_id);
             auto out = std::span(rec).subspan(sizeof(uint64_t));
-            CmdOutcome r = run_mailbox(*ctx, inbuf, out, aborted, dec, nullptr);
+            CmdOutcome r = run_mailbox(*dev, ctx_id, inbuf, out, aborted, dec, nullptr);
             q->push(std::move(rec));
             return r;
         });
@@ -93,7 +95,7 @@ mlx5dv_devx_event_channel* create_event_channel(ibv_context* c,
     auto* h = new ChannelHandle{};
     h->pub.fd = (*q)->fd();
     h->magic = kChanMagic;
-    h->impl = new QueueImpl{std::move(*q), ctx};
+    h->impl = new QueueImpl{std::move(*q), ctx->dev};
     h->omit_data = flags & MLX5DV_DEVX_CREATE_EVENT_CHANNEL_FLAGS_OMIT_EV_DATA;
     return &h->pub;
 }
@@ -101,7 +103,7 @@ mlx5dv_devx_event_channel* create_event_channel(ibv_context* c,
 void destroy_event_channel(mlx5dv_devx_event_channel* ch) {
     auto* h = handle_cast<ChannelHandle>(ch, kChanMagic);
     if (!h) return;
-    h->impl->ctx->dev->state().events.drop_channel(h->impl->q.get());
+    h->impl->dev->state().events.drop_channel(h->impl->q.get());
     h->impl->q->close();
     h->magic = 0;
     delete h->impl;
@@ -120,7 +122,7 @@ int subscribe_devx_event(mlx5dv_devx_event_channel* ch, mlx5dv_devx_obj* o, uint
     for (size_t k = 0; k < n; ++k)
         if (events_num[k] != prm::kEventObjectChange) return fail_errno(EINVAL);
     for (size_t k = 0; k < n; ++k)
-        h->impl->ctx->dev->state().events.subscribe(
+        h->impl->dev->state().events.subscribe(
             {h->impl->q, h->omit_data, obj->obj_type, obj->obj_id, events_num[k], cookie});
     return 0;
 }

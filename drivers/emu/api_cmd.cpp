@@ -61,7 +61,7 @@ int obj_cmd(mlx5dv_devx_obj* o, Opcode expect, const void* in, size_t inlen, voi
     std::memset(out, 0, outlen);
     CmdDesc d{uint16_t(expect), h->obj_type, h->obj_id};
     CmdOutcome r = h->ctx->dev->execute(d, [&](bool aborted, const FaultDecision& dec) {
-        return run_mailbox(*h->ctx, i, ob, aborted, dec, nullptr);
+        return run_mailbox(*h->ctx->dev, h->ctx->id, i, ob, aborted, dec, nullptr);
     });
     return r.err ? fail_errno(r.err) : 0;
 }
@@ -78,7 +78,7 @@ int general_cmd(ibv_context* c, const void* in, size_t inlen, void* out, size_t 
     std::memset(out, 0, outlen);
     CmdDesc d{opcode_of(i), 0, 0};
     CmdOutcome r = ctx->dev->execute(d, [&](bool aborted, const FaultDecision& dec) {
-        return run_mailbox(*ctx, i, ob, aborted, dec, nullptr);
+        return run_mailbox(*ctx->dev, ctx->id, i, ob, aborted, dec, nullptr);
     });
     return r.err ? fail_errno(r.err) : 0;
 }
@@ -99,7 +99,7 @@ mlx5dv_devx_obj* obj_create(ibv_context* c, const void* in, size_t inlen, void* 
     uint32_t id = 0;
     CmdOutcome r = ctx->dev->execute({opcode_of(i), type, 0},
                                      [&](bool aborted, const FaultDecision& dec) {
-                                         return run_mailbox(*ctx, i, ob, aborted, dec, &id);
+                                         return run_mailbox(*ctx->dev, ctx->id, i, ob, aborted, dec, &id);
                                      });
     if (r.err) {
         errno = r.err;
@@ -127,7 +127,7 @@ int obj_destroy(mlx5dv_devx_obj* o) {
     prm::encode_destroy_general_obj(h->obj_type, h->obj_id, in);
     CmdDesc d{uint16_t(Opcode::DESTROY_GENERAL_OBJECT), h->obj_type, h->obj_id};
     CmdOutcome r = h->ctx->dev->execute(d, [&](bool aborted, const FaultDecision& dec) {
-        return run_mailbox(*h->ctx, in, out, aborted, dec, nullptr);
+        return run_mailbox(*h->ctx->dev, h->ctx->id, in, out, aborted, dec, nullptr);
     });
     if (r.err && r.err != EREMOTEIO) return fail_errno(r.err);  // ENXIO, EBUSY
     if (r.status) return fail_errno(prm::status_to_errno(r.status));

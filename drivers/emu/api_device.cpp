@@ -36,8 +36,9 @@ CmdOutcome run_resource(ContextImpl& c, const CmdDesc& d,
     });
 }
 
-CmdOutcome run_mailbox(ContextImpl& c, std::span<const std::byte> in, std::span<std::byte> out,
-                       bool aborted, const FaultDecision& dec, uint32_t* created_id) {
+CmdOutcome run_mailbox(Device& dev, uint32_t ctx_id, std::span<const std::byte> in,
+                       std::span<std::byte> out, bool aborted, const FaultDecision& dec,
+                       uint32_t* created_id) {
     if (aborted) {
         uint8_t s = uint8_t(prm::Status::INT_ERR);
         write_failure(out, s, syndrome::kFlushed);
@@ -47,8 +48,8 @@ CmdOutcome run_mailbox(ContextImpl& c, std::span<const std::byte> in, std::span<
         write_failure(out, dec.status, dec.syndrome);
         return {EREMOTEIO, dec.status, dec.syndrome};
     }
-    Mailbox m{in, out, c.id, 0};
-    DispatchResult r = dispatch(c.dev->state(), m);
+    Mailbox m{in, out, ctx_id, 0};
+    DispatchResult r = dispatch(dev.state(), m);
     if (created_id) *created_id = m.created_id;
     return {r.status ? EREMOTEIO : 0, r.status, r.syndrome};
 }

@@ -72,9 +72,9 @@ struct VarHandle {
     uint32_t id;
     uint32_t page;
 };
-struct QueueImpl {
+struct QueueImpl {  // may outlive its context (closed first by the user)
     std::shared_ptr<FdQueue> q;
-    ContextImpl* ctx;
+    std::shared_ptr<Device> dev;
 };
 struct CmdCompHandle {
     mlx5dv_devx_cmd_comp pub;
@@ -110,8 +110,11 @@ CmdOutcome run_resource(ContextImpl& c, const CmdDesc& d,
                         const std::function<Result<void>(DeviceState&)>& body);
 
 // Runs one mailbox command now (on the calling or the firmware thread).
-CmdOutcome run_mailbox(ContextImpl& c, std::span<const std::byte> in, std::span<std::byte> out,
-                       bool aborted, const FaultDecision& dec, uint32_t* created_id);
+// Takes the device and context id, not the context: an async QUERY may
+// complete after its context was closed (the device outlives its commands).
+CmdOutcome run_mailbox(Device& dev, uint32_t ctx_id, std::span<const std::byte> in,
+                       std::span<std::byte> out, bool aborted, const FaultDecision& dec,
+                       uint32_t* created_id);
 
 // Page allocator of the context memfd.
 Result<uint32_t> alloc_page(ContextImpl& c);

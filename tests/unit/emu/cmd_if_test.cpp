@@ -208,3 +208,32 @@ TEST_F(CmdIf, ManualClockHoldsBlockingCommandUntilStepped) {
 
 }  // namespace
 }  // namespace mlx5async::emu::test
+
+namespace mlx5async::emu::test {
+namespace {
+
+TEST_F(CmdIf, AsyncQueryOutlivingItsContextCompletesSafely) {
+    Vq vq = virtq_in_state(prm::VirtqState::RDY);
+    auto* cc = A.create_cmd_comp(ctx_);
+    auto* ch = A.create_event_channel(ctx_, mlx5dv_devx_create_event_channel_flags(0));
+    ASSERT_TRUE(cc && ch);
+    std::vector<std::byte> in(16);
+    prm::encode_query_virtq(vq.id, in);
+    ASSERT_EQ(A.obj_query_async(vq.obj, in.data(), in.size(), prm::kVirtqQueryOutBytes, 3, cc), 0);
+    ASSERT_TRUE(dev_->wait_running(1, kDeadline));
+    A.close_device(ctx_);  // the virtq goes with its context
+    ctx_ = nullptr;
+    EXPECT_EQ(dev_->complete_next(1), 1u);
+    ASSERT_TRUE(readable(cc->fd, kDeadline));
+    alignas(8) std::byte buf[8 + prm::kVirtqQueryOutBytes];
+    auto* hdr = reinterpret_cast<mlx5dv_devx_async_cmd_hdr*>(buf);
+    ASSERT_EQ(A.get_async_cmd_comp(cc, hdr, sizeof buf), 0);
+    EXPECT_EQ(hdr->wr_id, 3u);
+    EXPECT_EQ(prm::get_bits(std::span<const std::byte>(buf + 8, 16), 0, 8),
+              uint8_t(prm::Status::BAD_RES_ERR));
+    A.destroy_cmd_comp(cc);
+    A.destroy_event_channel(ch);
+}
+
+}  // namespace
+}  // namespace mlx5async::emu::test
