@@ -75,7 +75,7 @@ const char* op_name(unsigned op) {
 void Trace::start(const std::vector<Port*>& ports) {
     events_.clear();
     tids_.clear();
-    commands_issued_ = op_spans_ = other_spans_ = 0;
+    commands_issued_ = op_spans_ = other_spans_ = app_spans_ = 0;
     active_ = true;
     t0_ns_ = now_ns();
     for (Port* p : ports)
@@ -154,26 +154,32 @@ void Trace::record_op(const std::vector<Port*>& ps, rte_pmd_mlx5async_op op,
         const auto& t = timings[i];
         commands_issued_ += t.commands;
         // The PMD reports phase durations; place the firmware phase at the
-        // first command of this call, prepare just before it, vhost after.
+        // first command of this call, prepare just before it, vhost after,
+        // all inside the call so that the track nests.
         uint64_t fw_begin = UINT64_MAX;
-        for (size_t e = before; e < events_.size(); e++)
-            if (events_[e].ts_ns >= call_begin)
-                fw_begin = std::min(fw_begin, events_[e].ts_ns);
+        for (size_t e = before; e < events_.size(); e++) {
+            if (events_[e].ts_ns < call_begin || events_[e].ts_ns > call_end)
+                continue;  // a batch of the driver's own (vhost events)
+            fw_begin = std::min(fw_begin, events_[e].ts_ns);
+            app_spans_++;
+        }
         if (fw_begin == UINT64_MAX)
             fw_begin = call_begin + t.prepare_ns;
-        uint64_t prep_begin = fw_begin >= t.prepare_ns ? fw_begin - t.prepare_ns : fw_begin;
-        prep_begin = std::max(prep_begin, call_begin);
+        auto clamp = [&](uint64_t v) { return std::clamp(v, call_begin, call_end); };
+        uint64_t fw_end = clamp(fw_begin + t.firmware_ns);
+        fw_begin = clamp(fw_begin);
+        uint64_t prep_begin = clamp(fw_begin >= t.prepare_ns ? fw_begin - t.prepare_ns : 0);
+        uint64_t vhost_end = clamp(fw_end + t.vhost_ns);
         char args[200];
         snprintf(args, sizeof(args),
                  "{\"queues\":%u,\"commands\":%u,\"failed\":%u,\"peak_inflight\":%u,"
                  "\"ideal_ms\":%.3f}",
                  t.queues, t.commands, t.failed, t.peak_inflight, double(t.ideal_ns) / 1e6);
-        events_.push_back({op_name(op), "op", args, p.index + 1, 0, call_begin,
-                           call_end - call_begin});
-        events_.push_back({"prepare", "phase", "{}", p.index + 1, 0, prep_begin, t.prepare_ns});
-        events_.push_back({"firmware", "phase", "{}", p.index + 1, 0, fw_begin, t.firmware_ns});
-        events_.push_back({"vhost", "phase", "{}", p.index + 1, 0, fw_begin + t.firmware_ns,
-                           t.vhost_ns});
+        unsigned pid = p.index + 1;
+        events_.push_back({op_name(op), "op", args, pid, 0, call_begin, call_end - call_begin});
+        events_.push_back({"prepare", "phase", "{}", pid, 0, prep_begin, fw_begin - prep_begin});
+        events_.push_back({"firmware", "phase", "{}", pid, 0, fw_begin, fw_end - fw_begin});
+        events_.push_back({"vhost", "phase", "{}", pid, 0, fw_end, vhost_end - fw_end});
         if (tids_.size() <= p.index)
             tids_.resize(p.index + 1);
         if (std::find(tids_[p.index].begin(), tids_[p.index].end(), 0) == tids_[p.index].end())
@@ -198,6 +204,7 @@ int Trace::save(const std::string& file, const std::vector<Port*>& ports) {
     w.begin_object();
     w.field("tool", "vdpa-testpmd");
     w.field("command_spans", op_spans_ + other_spans_);
+    w.field("app_command_spans", app_spans_);
     w.field("commands_issued", commands_issued_);
     w.end_object();
     w.key("traceEvents");
@@ -229,8 +236,8 @@ int Trace::save(const std::string& file, const std::vector<Port*>& ports) {
         return -EIO;
     }
     printf("trace: %" PRIu64 " command spans (%" PRIu64 " in suspend/resume batches, %" PRIu64
-           " commands issued by them) written to %s\n",
-           op_spans_ + other_spans_, op_spans_, commands_issued_, file.c_str());
+           " in the app's calls, which issued %" PRIu64 " commands) written to %s\n",
+           op_spans_ + other_spans_, op_spans_, app_spans_, commands_issued_, file.c_str());
     return 0;
 }
 

@@ -32,8 +32,6 @@ public:
     // Writes every event since start; prints what was written.
     int save(const std::string& file, const std::vector<Port*>& ports);
 
-    uint64_t commands_issued() const { return commands_issued_; }
-    uint64_t op_spans() const { return op_spans_; }
 
 private:
     struct Event {
@@ -51,6 +49,7 @@ private:
     uint64_t commands_issued_ = 0;        // sum of timing.commands while active
     uint64_t op_spans_ = 0;               // spans of suspend / resume batches
     uint64_t other_spans_ = 0;            // spans of other commands
+    uint64_t app_spans_ = 0;              // spans inside the app's calls
 };
 
 }  // namespace vdpa_testpmd

@@ -359,16 +359,22 @@ quit
                r"^  suspend +2 +0 ", r"^  resume +2 +0 ")
         line = next(l for l in lines if l.startswith("trace: ") and "written to" in l)
         m = re.match(r"trace: (\d+) command spans \((\d+) in suspend/resume batches, "
-                     r"(\d+) commands issued by them\)", line)
+                     r"(\d+) in the app's calls, which issued (\d+) commands\)", line)
         assert m, line
-        spans, op_spans, issued = map(int, m.groups())
+        spans, op_spans, app_spans, issued = map(int, m.groups())
         t = check_trace(trace)
         fw_ops = [e for e in t["fw"] if e["args"]["batch"] in ("suspend", "resume")]
-        assert issued > 0 and len(fw_ops) == issued == op_spans, (len(fw_ops), line)
+        # Traced after the frontend was ready: every batch is one of the app's.
+        assert issued > 0 and len(fw_ops) == op_spans == app_spans == issued, (len(fw_ops), line)
+        assert t["other"]["commands_issued"] == issued, t["other"]
         assert len(t["fw"]) == spans, (len(t["fw"]), line)
         # 3 suspends and 3 resumes over every virtq: each virtq has a track.
         assert {e["tid"] for e in fw_ops} == set(range(1, VQS + 1)), {e["tid"] for e in fw_ops}
         assert len(t["ops"]) == 6 and len(t["phases"]) == 18, (len(t["ops"]), len(t["phases"]))
+        for o in t["ops"]:  # the phases of each operation nest inside it
+            inside = [p for p in t["phases"] if p["pid"] == o["pid"] and
+                      o["ts"] <= p["ts"] and p["ts"] + p["dur"] <= o["ts"] + o["dur"] + 0.002]
+            assert sorted(p["name"] for p in inside) == ["firmware", "prepare", "vhost"], o
         assert all(e["args"]["status"] == "OK" for e in fw_ops)
         names = {e["args"]["name"] for e in t["meta"] if e["name"] == "thread_name"}
         assert {f"vq {q}" for q in range(VQS)} <= names, names
