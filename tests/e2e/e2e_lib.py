@@ -74,10 +74,10 @@ class Proc:
 class Host(Proc):
     """tests/e2e/vdpa_host: JSON line per command."""
 
-    def __init__(self, binary, vdev, socket, prefix, extra_eal=()):
+    def __init__(self, binary, vdev, socket, prefix, extra_eal=(), env=None):
         argv = [binary] + EAL_COMMON + ["--file-prefix", prefix, "--vdev", vdev] + \
             list(extra_eal) + ["--", "--socket", socket]
-        super().__init__(argv, name="vdpa_host")
+        super().__init__(argv, env=env, name="vdpa_host")
         self.read_until(lambda l: l.startswith('{"ready"'), 60)
 
     def cmd(self, text, timeout=60):

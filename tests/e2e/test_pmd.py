@@ -115,7 +115,39 @@ def case_app_cycles(args):
         wd.close()
 
 
-CASES = {"plugin": case_plugin, "bad-devargs": case_bad_devargs, "conf-close": case_conf_close,
+def case_rdma_core_backend(args):
+    """The real rdma-core backend (dev=<ibv name>) drives libmlx5emu.so
+    preloaded in place of libibverbs/libmlx5: the same code path as on a
+    ConnectX, with the emulator underneath."""
+    wd = Workdir()
+    sock = os.path.join(wd.path, "vhost.sock")
+    env = dict(os.environ, LD_PRELOAD=args.shim,
+               MLX5EMU_PROFILE="cx7,modify_us=20,query_us=30,create_us=20,destroy_us=20,umem_us=5")
+    host = Host(args.host, "vdpa_mlx5async0,dev=mlx5emu0,queues=8,queue_size=256", sock,
+                unique("host"), env=env)
+    fe = None
+    try:
+        assert any("probed rdma-core:mlx5emu0" in l for l in host.lines), host.lines[-20:]
+        fe = Frontend(sock, FE_PAIRS, unique("fe"))
+        assert host.cmd("wait-ready 16 60", timeout=90)["rdy"] == 16
+        s = host.cmd("suspend")
+        assert s["rc"] == 0 and s["queues"] == 16 and s["failed"] == 0, s
+        assert states(host.cmd("info")) == [2] * 16
+        r = host.cmd("resume")
+        assert r["rc"] == 0 and r["queues"] == 16, r
+        fe.quit()
+        fe = None
+        assert host.cmd("wait-vid 0 60", timeout=90)["ok"]
+        assert states(host.cmd("info")) == [2] * 16
+    finally:
+        if fe:
+            fe.kill()
+        host.send("quit")
+        host.wait(60)
+        wd.close()
+
+
+CASES = {"rdma-core": case_rdma_core_backend, "plugin": case_plugin, "bad-devargs": case_bad_devargs, "conf-close": case_conf_close,
          "app-cycles": case_app_cycles}
 
 if __name__ == "__main__":
@@ -123,6 +155,7 @@ if __name__ == "__main__":
     ap.add_argument("case", choices=sorted(CASES))
     ap.add_argument("--host", required=True)
     ap.add_argument("--plugin-dir", required=True)
+    ap.add_argument("--shim", default="")
     a = ap.parse_args()
     CASES[a.case](a)
     print(f"{a.case}: ok")

@@ -38,6 +38,12 @@ TEST(DevArgs, EveryKeyParsed) {
     EXPECT_EQ(c->event_core, 1);
 }
 
+TEST(DevArgs, DevTakesPciAddressOrIbvName) {
+    EXPECT_TRUE(parse({{"dev", "08:00.1"}}));
+    EXPECT_TRUE(parse({{"dev", "mlx5_0"}}));
+    EXPECT_TRUE(parse({{"dev", "mlx5emu0"}}));
+}
+
 TEST(DevArgs, EmulatorOverridesJoinTheSpec) {
     auto c = parse({{"emu", "cx7"}, {"emu_modify_us", "0"}, {"emu_query_us", "10"}});
     ASSERT_TRUE(c);
@@ -70,6 +76,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{{"emu", "cx7"}, {"bogus", "1"}}, "unknown devarg 'bogus'"},
         BadCase{{{"emu", "cx7"}, {"emu_warp", "1"}}, "devarg emu_warp=1: expected an emulator key"},
         BadCase{{{"dev", "08:00"}}, "expected a PCI address"},
+        BadCase{{{"dev", "Mlx5-0"}}, "or an ibv device name"},
         BadCase{{{"queues", "2"}}, "exactly one of emu=<profile> or dev=<PCI address>"},
         BadCase{{{"emu", "cx7"}, {"dev", "08:00.1"}}, "exactly one of"},
         BadCase{{{"dev", "08:00.1"}, {"emu_query_us", "1"}}, "emu_* keys apply only"}));

@@ -26,6 +26,7 @@ struct Fixture : testing::Test {
     void open(const std::string& profile, uint32_t queues, uint32_t max_inflight = 16,
               Strategy s = Strategy::Async) {
         DeviceConfig c;
+        c.error_window_ms = 3600 * 1000;  // the rate limit must not depend on test speed
         c.emu_spec = profile + kFast;
         c.queues = queues;
         c.queue_size = 256;
@@ -241,6 +242,40 @@ TEST_F(DeviceCore, CyclesNeverExceedMaxInflightForEveryStrategy) {
         EXPECT_LE(emu_dev().counters().peak_inflight, 16u);
         dev.reset();
     }
+}
+
+TEST_F(DeviceCore, VirtqErrorIsRecoveredFromHardwareIndexes) {
+    open("cx7", 2);
+    enable_all(4);
+    ASSERT_TRUE(dev->configure(guest(4)));
+    uint32_t old_id = dev->vq_info()[2].obj_id;
+    ASSERT_TRUE(emu_dev().advance_virtq(old_id, 11, 6));  // ring 2 starts at 2/2
+    ASSERT_TRUE(dev->emu_fault("vq=2 error_type=1"));
+    ASSERT_TRUE(dev->wait_events_handled(1, std::chrono::seconds(20)));
+    auto v = dev->vq_info()[2];
+    EXPECT_EQ(v.phase, VqPhase::Ready);
+    EXPECT_EQ(v.errors, 1u);
+    EXPECT_EQ(v.error_type, 1);
+    EXPECT_NE(v.obj_id, old_id);
+    EXPECT_EQ(fw(2).state, prm::VirtqState::RDY);
+    EXPECT_EQ(fw(2).hw_available_index, 13);
+    EXPECT_EQ(fw(2).hw_used_index, 8);
+    for (uint16_t i : {0, 1, 3}) EXPECT_EQ(dev->vq_info()[i].errors, 0u);
+}
+
+TEST_F(DeviceCore, RepeatedErrorsLeaveTheVirtqInErrorAfterTheLimit) {
+    open("cx7", 1);
+    enable_all(2);
+    ASSERT_TRUE(dev->configure(guest(2)));
+    for (int k = 1; k <= 4; k++) {
+        ASSERT_TRUE(dev->emu_fault("vq=1 error_type=2"));
+        ASSERT_TRUE(dev->wait_events_handled(k, std::chrono::seconds(20)));
+    }
+    auto v = dev->vq_info()[1];
+    EXPECT_EQ(v.errors, 4u);
+    EXPECT_EQ(v.phase, VqPhase::Error);  // a 4th error within the window: given up
+    EXPECT_EQ(fw(1).state, prm::VirtqState::ERR);
+    EXPECT_EQ(dev->vq_info()[0].phase, VqPhase::Ready);
 }
 
 TEST_F(DeviceCore, BadFaultRulesAreRejectedClearly) {

@@ -42,6 +42,14 @@ bool is_pci_bdf(std::string_view s) {
            s[5] == '.' && s[6] >= '0' && s[6] <= '7';
 }
 
+// rdma-core device names: mlx5_0, mlx5emu0 ...
+bool is_ibdev_name(std::string_view s) {
+    if (s.empty() || s.size() > 63 || !(s[0] >= 'a' && s[0] <= 'z')) return false;
+    for (char c : s)
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
+    return true;
+}
+
 Unexpected<Error> bad(std::string_view key, std::string_view value, std::string_view expected) {
     return fail(Errc::InvalidArgument, "devarg " + std::string(key) + "=" + std::string(value) +
                                            ": expected " + std::string(expected));
@@ -68,7 +76,7 @@ Result<Strategy> parse_strategy(std::string_view s) {
 const std::vector<std::pair<std::string_view, std::string_view>>& devarg_keys() {
     static const std::vector<std::pair<std::string_view, std::string_view>> keys = {
         {"emu", "emulated device profile: cx6dx|cx7"},
-        {"dev", "PCI address of a ConnectX ([dddd:]bb:dd.f), opened through rdma-core"},
+        {"dev", "a ConnectX through rdma-core: PCI address [dddd:]bb:dd.f or ibv device name"},
         {"queues", "queue pairs to pre-create at probe, 1..512"},
         {"queue_size", "ring size to pre-create with, power of 2 in 2..32768"},
         {"max_inflight", "firmware commands in flight, 1..256 (default 16)"},
@@ -90,7 +98,8 @@ Result<DeviceConfig> parse_device_config(const KeyValues& kv) {
             if (v != "cx6dx" && v != "cx7") return bad(k, v, "cx6dx|cx7");
             c.emu_spec = v;
         } else if (k == "dev") {
-            if (!is_pci_bdf(v)) return bad(k, v, "a PCI address [dddd:]bb:dd.f");
+            if (!is_pci_bdf(v) && !is_ibdev_name(v))
+                return bad(k, v, "a PCI address [dddd:]bb:dd.f or an ibv device name (mlx5_0)");
             c.pci_bdf = v;
         } else if (k == "queues") {
             auto r = parse_uint(k, v, 1, 512);

@@ -29,6 +29,9 @@ struct DeviceConfig {
     uint32_t threads = 4;       // worker count for the `threads` baseline
     uint32_t timeout_ms = 2000; // deadline of one control batch
     int event_core = -1;        // CPU for the kick/event thread, -1 = any
+    // Virtq error recovery gives up after 3 errors within this window
+    // (DPDK mlx5's "3 errors in 3 s").
+    uint32_t error_window_ms = 3000;
 
     bool is_emulated() const { return !emu_spec.empty(); }
 };

@@ -59,8 +59,9 @@ Result<void> Device::Impl::open_backend() {
     if (!api)
         return fail(Errc::NotSupported,
                     "dev=" + cfg.pci_bdf + ": built without rdma-core (meson -Drdma_core=enabled)");
-    auto c = cfg.pci_bdf.find(':') == std::string::npos || cfg.pci_bdf.size() > 12
-                 ? devx::Context::open(*api, cfg.pci_bdf)  // an ibv device name
+    // `dev` is a PCI address (has ':') or an ibv device name.
+    auto c = cfg.pci_bdf.find(':') == std::string::npos
+                 ? devx::Context::open(*api, cfg.pci_bdf)
                  : devx::Context::open_pci(*api, cfg.pci_bdf);
     MLX5A_CHECK(c);
     ctx = std::move(*c);
@@ -185,6 +186,12 @@ Result<void> Device::Impl::ensure_objects(std::span<const uint16_t> rings, uint1
             continue;
         }
         vq.obj = std::move(e.steps[0].obj);
+        if (events.get()) {
+            const uint16_t ev[] = {prm::kEventObjectChange};
+            auto sub = events.subscribe(vq.obj, ev, vq.index);
+            if (!sub) logf(LogLevel::Warning, "%s: virtq %u: no error events: %s", name.c_str(),
+                           vq.index, prm::describe(sub.error()).c_str());
+        }
         vq.size = size;
         vq.attr = base_attr(vq, size);
         vq.fw_state = uint8_t(prm::VirtqState::INIT);
@@ -197,9 +204,11 @@ Device::Device(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Device::~Device() {
     if (!impl_) return;
+    impl_->recovery.reset();  // no event handler may run past this point
     if (impl_->engine) impl_->engine->shutdown();
     impl_->engine.reset();
     impl_->vqs.clear();  // objects before umems before PD before context
+    impl_->events.reset();
     impl_->pd.reset();
     impl_->ctx.reset();
     if (!impl_->emu_device.empty()) {
@@ -221,6 +230,7 @@ Result<std::unique_ptr<Device>> Device::open(const DeviceConfig& cfg, std::strin
     MLX5A_CHECK(pd);
     d.pd = std::move(*pd);
     MLX5A_CHECK(d.make_engine(cfg.strategy, cfg.max_inflight));
+    MLX5A_CHECK(d.start_events());
     d.vqs.resize(d.vcaps.max_num_virtio_queues);
     for (size_t i = 0; i < d.vqs.size(); i++) d.vqs[i].index = uint16_t(i);
     if (cfg.queues) {
@@ -242,7 +252,8 @@ uint32_t Device::max_virtqs() const { return uint32_t(impl_->vqs.size()); }
 bool Device::has_notify_area() const { return false; }
 
 std::string Device::backend() const {
-    return impl_->cfg.is_emulated() ? "emu:" + impl_->cfg.emu_spec : "pci:" + impl_->cfg.pci_bdf;
+    if (impl_->cfg.is_emulated()) return "emu:" + impl_->cfg.emu_spec;
+    return std::string(impl_->api->name) + ":" + impl_->cfg.pci_bdf;
 }
 
 Device::ProfileTiming Device::emu_profile_timing() const {

@@ -3,6 +3,7 @@
 // vhost events into these calls and hands indexes back to vhost.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -118,6 +119,8 @@ public:
     std::vector<CmdSpan> trace_read(size_t max);
     Result<void> emu_fault(std::string_view rule);
     Result<prm::VirtqCounters> counters(uint16_t ring);
+    // Tests: waits until `n` device error events have been handled in total.
+    bool wait_events_handled(uint64_t n, std::chrono::milliseconds timeout);
 
     struct Impl;
 

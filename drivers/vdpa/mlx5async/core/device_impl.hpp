@@ -15,6 +15,7 @@
 #include "common/prm/caps.hpp"
 #include "common/prm/virtq.hpp"
 #include "device.hpp"
+#include "error_recovery.hpp"
 
 namespace mlx5async::core {
 
@@ -35,6 +36,7 @@ struct Vq {
     uint8_t fw_state = 0xff;
     uint8_t error_type = 0;
     uint32_t errors = 0;
+    std::deque<std::chrono::steady_clock::time_point> error_times;  // recovery rate limit
 };
 
 struct Device::Impl {
@@ -47,6 +49,8 @@ struct Device::Impl {
     prm::GeneralCaps gcaps;
     prm::VirtioEmulationCaps vcaps;
     std::unique_ptr<devx::Engine> engine;
+    devx::EventChannel events;                // OBJECT_CHANGE per virtq (cookie = ring)
+    std::unique_ptr<ErrorRecovery> recovery;  // its thread; stopped first on close
     uint64_t profile_modify_ns = 0, profile_query_ns = 0;
     uint32_t profile_fw_inflight = 0;
 
@@ -68,6 +72,8 @@ struct Device::Impl {
     Result<void> ensure_objects(std::span<const uint16_t> rings, uint16_t size);
     prm::VirtqAttr base_attr(const Vq& vq, uint16_t size) const;
     void set_phase(Vq& vq, VqPhase to);
+    Result<void> start_events();
+    void on_virtq_event(uint16_t ring);
 
     // control_path.cpp
     devx::BatchResult run(devx::Batch&& b, Op op, OpTiming* t);

@@ -1,0 +1,81 @@
+#include "error_recovery.hpp"
+
+#include <fcntl.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+
+#include <cerrno>
+
+#include "common/base/log_sink.hpp"
+#include "common/base/named_thread.hpp"
+
+namespace mlx5async::core {
+
+ErrorRecovery::ErrorRecovery(const devx::DevxApi& api, devx::EventChannel& ch,
+                             std::function<void(uint16_t)> on_error)
+    : api_(api), ch_(ch), on_error_(std::move(on_error)) {}
+
+Result<std::unique_ptr<ErrorRecovery>> ErrorRecovery::start(const devx::DevxApi& api,
+                                                            devx::EventChannel& ch,
+                                                            std::function<void(uint16_t)> on_error) {
+    std::unique_ptr<ErrorRecovery> r(new ErrorRecovery(api, ch, std::move(on_error)));
+    // Non-blocking, so draining stops at EAGAIN.
+    int fl = fcntl(ch.fd(), F_GETFL);
+    if (fl < 0 || fcntl(ch.fd(), F_SETFL, fl | O_NONBLOCK) < 0)
+        return unexpected(Error::sys(errno, "fcntl(event channel fd, O_NONBLOCK)"));
+    auto stop = UniqueFd::eventfd(0, EFD_NONBLOCK);
+    MLX5A_CHECK(stop);
+    auto ep = UniqueFd::epoll_create();
+    MLX5A_CHECK(ep);
+    r->stop_fd_ = std::move(*stop);
+    r->epoll_ = std::move(*ep);
+    for (int fd : {r->stop_fd_.get(), ch.fd()}) {
+        epoll_event ev{};
+        ev.events = EPOLLIN;
+        ev.data.fd = fd;
+        if (epoll_ctl(r->epoll_.get(), EPOLL_CTL_ADD, fd, &ev) != 0)
+            return unexpected(Error::sys(errno, "epoll_ctl (event channel)"));
+    }
+    r->thread_ = make_named_thread("mlx5a-ev", [p = r.get()](std::stop_token st) { p->run(st); });
+    return r;
+}
+
+ErrorRecovery::~ErrorRecovery() {
+    thread_.request_stop();
+    stop_fd_.signal();
+    thread_ = {};
+}
+
+bool ErrorRecovery::wait_handled(uint64_t n, std::chrono::milliseconds timeout) {
+    std::unique_lock lk(mu_);
+    return cv_.wait_for(lk, timeout, [&] { return handled_ >= n; });
+}
+
+void ErrorRecovery::run(std::stop_token st) {
+    while (!st.stop_requested()) {
+        epoll_event evs[2];
+        int n = epoll_wait(epoll_.get(), evs, 2, -1);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            logf(LogLevel::Error, "event thread: epoll_wait: errno %d", errno);
+            return;
+        }
+        for (int i = 0; i < n; i++) {
+            if (evs[i].data.fd == stop_fd_.get()) return;
+            // Drain every pending event: header {cookie, out_data}.
+            alignas(8) unsigned char buf[sizeof(mlx5dv_devx_async_event_hdr) + 64];
+            auto* hdr = reinterpret_cast<mlx5dv_devx_async_event_hdr*>(buf);
+            for (;;) {
+                ssize_t got = api_.get_event(ch_.get(), hdr, sizeof buf);
+                if (got < ssize_t(sizeof(hdr->cookie))) break;  // EAGAIN: drained
+                on_error_(uint16_t(hdr->cookie));
+                std::lock_guard lk(mu_);
+                handled_++;
+                cv_.notify_all();
+            }
+        }
+    }
+}
+
+}  // namespace mlx5async::core
+
