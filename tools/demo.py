@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""./run demo: the main job on the emulated ConnectX (default profile cx7).
+
+For each queue-pair count of the sweep it starts vdpa-testpmd with the PMD on
+an emulated device, connects a real vhost-user frontend (Debian's dpdk-testpmd
+over net_virtio_user up to 8 pairs; tools/vhost-user-guest beyond), and runs
+suspend/resume cycles with each strategy (sequential, threads, async). It then
+prints the reference table for 16 pairs (32 virtqs), plots suspend time
+against virtq count, and keeps the JSON results and the Chrome trace.
+
+usage: tools/demo.py BUILD_DIR [--out DIR] [--cycles N] [--pairs 1,2,4,8,16]
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(TOP, "tests", "e2e"))
+from e2e_lib import Proc  # noqa: E402
+
+EAL = ["--no-huge", "-m", "256", "--no-pci"]
+STRATEGIES = "sequential,threads,async"
+
+
+def frontend(build, sock, pairs, prefix):
+    guest = os.path.join(build, "tools", "vhost-user-guest", "vhost_user_guest")
+    if pairs > 8:
+        if not os.path.exists(guest):
+            return None
+        p = Proc([guest, "--socket", sock, "--pairs", str(pairs)], name="vhost-user-guest")
+        p.send("start")
+        p.read_until(lambda l: l.startswith("{"), 120)
+        return p
+    # DPDK 22.11's virtio_user: at most 8 queue pairs. stdbuf: line-buffered pipe.
+    p = Proc(["stdbuf", "-oL", "dpdk-testpmd"] + EAL + [
+        "--file-prefix", prefix, "--vdev", f"net_virtio_user0,path={sock},queues={pairs}", "--",
+        f"--rxq={pairs}", f"--txq={pairs}", "--total-num-mbufs=4096", "--disable-link-check"],
+        name="dpdk-testpmd")
+    p.read_until(lambda l: "Press enter to exit" in l, 180)
+    return p
+
+
+def run_one(build, out, pairs, cycles, trace):
+    run_dir = tempfile.mkdtemp(prefix="mlx5a-demo-")
+    os.chmod(run_dir, 0o700)
+    iface = os.path.join(run_dir, "sock")
+    result = os.path.join(out, f"results-q{2 * pairs}.json")
+    app = [os.path.join(build, "app", "vdpa-testpmd", "vdpa-testpmd")] + EAL + [
+        "--file-prefix", f"demo-app-{os.getpid()}-{pairs}",
+        "--vdev", f"vdpa_mlx5async0,emu=cx7,queues={pairs},queue_size=256", "--",
+        "--iface", iface, "--auto-start", "--wait-ready", "120", "--cycles", str(cycles),
+        "--strategies", STRATEGIES, "--json", result]
+    if trace:
+        app += ["--trace", os.path.join(out, "trace.json")]
+    host = Proc(app, name="vdpa-testpmd")
+    fe = None
+    try:
+        host.read_until(lambda l: ": attached to " in l, 60)  # the socket exists now
+        fe = frontend(build, iface + "0", pairs, f"demo-fe-{os.getpid()}-{pairs}")
+        if fe is None:
+            host.kill()
+            return None
+        host.read_until(lambda l: l.startswith("cycles:"), 600)
+        rc = host.wait(120)
+        table = [l for l in host.lines if l.startswith("|") or l.startswith("(medians")]
+        if rc != 0:
+            raise SystemExit(f"demo: vdpa-testpmd failed ({rc}) at {pairs} pairs:\n" +
+                             "\n".join(host.lines[-30:]))
+        return result, table
+    finally:
+        if fe:
+            fe.kill()
+        host.kill()
+        shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("build")
+    ap.add_argument("--out", default=os.path.join(TOP, "out", "demo"))
+    ap.add_argument("--cycles", type=int, default=20)
+    ap.add_argument("--pairs", default="1,2,4,8,16")
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    pairs = [int(x) for x in a.pairs.split(",")]
+    results, main_table, main_q = [], None, 0
+    for p in pairs:
+        print(f"demo: {2 * p} virtqs ({p} queue pairs), {a.cycles} cycles x {STRATEGIES} ...",
+              flush=True)
+        r = run_one(a.build, a.out, p, a.cycles, trace=(p == max(pairs)))
+        if r is None:
+            print(f"demo: skipped {2 * p} virtqs: no frontend for {p} pairs "
+                  "(tools/vhost-user-guest not built)")
+            continue
+        results.append(r[0])
+        main_table, main_q = r[1], 2 * p
+    if not results:
+        raise SystemExit("demo: nothing ran")
+    plot = os.path.join(a.out, "suspend-vs-virtqs.svg")
+    subprocess.run([sys.executable, os.path.join(TOP, "tools", "plot.py"), "-o", plot,
+                    "--op", "both"] + results, check=True)
+    print()
+    print(f"emulated ConnectX-7 (cx7 profile: 0.5 ms per MODIFY, 0.656 ms per QUERY, "
+          f"16 commands in flight), 1 device x {main_q} virtqs, median of {a.cycles} cycles:")
+    print("\n".join(main_table))
+    print()
+    print(f"results: {os.path.join(a.out, 'results-q*.json')}")
+    print(f"plot:    {plot}")
+    print(f"trace:   {os.path.join(a.out, 'trace.json')} (open in https://ui.perfetto.dev)")
+
+
+if __name__ == "__main__":
+    main()
