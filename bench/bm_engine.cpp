@@ -100,7 +100,9 @@ void register_engine_overhead() {
             ->Arg(64)
             ->Arg(256)
             ->Unit(benchmark::kMicrosecond)
-            ->UseRealTime();
+            ->UseRealTime()
+            ->Repetitions(3)
+            ->ReportAggregatesOnly(true);
     }
 }
 

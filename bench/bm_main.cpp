@@ -4,11 +4,8 @@
 #include <sys/prctl.h>
 
 #include "bench_common.hpp"
-#include "common/base/log_sink.hpp"
+#include "git_rev.h"
 
-#ifndef MLX5A_GIT_REVISION
-#define MLX5A_GIT_REVISION "unknown"
-#endif
 
 int main(int argc, char** argv) {
     using namespace mlx5async;

@@ -24,11 +24,8 @@ uint16_t opcode_of(const void* in, size_t inlen) {
     return r ? *r : 0;
 }
 
-struct FakeObjHandle {
-    uint32_t id;
-};
-
-uint32_t id_of(mlx5dv_devx_obj* o) { return reinterpret_cast<FakeObjHandle*>(o)->id; }
+// A handle is a pointer to the object's id, owned by the fake's object table.
+uint32_t id_of(mlx5dv_devx_obj* o) { return *reinterpret_cast<uint32_t*>(o); }
 
 }  // namespace
 
@@ -75,11 +72,11 @@ struct FakeDevx::Hooks {
             }
             auto obj = std::make_unique<Obj>();
             obj->id = id;
-            d.objs_[id] = std::move(obj);
+            mlx5dv_devx_obj* h = d.add_obj(std::move(obj));
             if (outlen >= 16) prm::write_general_obj_out({0, 0, id}, bytes_mut(out, outlen));
             d.end(FakeOp::Create, id);
+            return h;
         }
-        return reinterpret_cast<mlx5dv_devx_obj*>(new FakeObjHandle{id});
     }
     static int obj_modify(mlx5dv_devx_obj* o, const void* in, size_t inlen, void* out, size_t outlen) {
         return blocking(FakeOp::Modify, o, in, inlen, out, outlen);
@@ -94,8 +91,7 @@ struct FakeDevx::Hooks {
         int r = blocking(FakeOp::Destroy, o, nullptr, 0, nullptr, 0);
         if (r == 0) {
             std::lock_guard lk(f().mu_);
-            f().objs_.erase(id_of(o));
-            delete reinterpret_cast<FakeObjHandle*>(o);
+            f().objs_.erase(id_of(o));  // frees the handle too
         }
         return r;
     }
@@ -260,9 +256,15 @@ devx::DevxObj FakeDevx::make_obj(prm::VirtqState state) {
     obj->attr.hw_available_index = static_cast<uint16_t>(1000 + obj->id);
     obj->attr.hw_used_index = static_cast<uint16_t>(2000 + obj->id);
     uint32_t id = obj->id;
-    objs_[id] = std::move(obj);
-    return devx::DevxObj(&api(), reinterpret_cast<mlx5dv_devx_obj*>(new FakeObjHandle{id}), id,
+    return devx::DevxObj(&api(), add_obj(std::move(obj)), id,
                          static_cast<uint16_t>(prm::ObjType::VIRTIO_NET_Q));
+}
+
+mlx5dv_devx_obj* FakeDevx::add_obj(std::unique_ptr<Obj> obj) {
+    obj->handle = std::make_unique<uint32_t>(obj->id);
+    auto* h = reinterpret_cast<mlx5dv_devx_obj*>(obj->handle.get());
+    objs_[obj->id] = std::move(obj);
+    return h;
 }
 
 FakeReply FakeDevx::decide(const FakeCall& call) { return script_ ? script_(call) : FakeReply{}; }

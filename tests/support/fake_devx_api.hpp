@@ -92,7 +92,10 @@ private:
     struct Obj {
         uint32_t id;
         prm::VirtqAttr attr;
+        std::unique_ptr<uint32_t> handle;  // what mlx5dv_devx_obj* points at (holds id)
     };
+    // A new object's handle (under mu_).
+    mlx5dv_devx_obj* add_obj(std::unique_ptr<Obj> obj);
     struct Completion {
         uint64_t wr_id;
         std::vector<std::byte> out;
