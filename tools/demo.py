@@ -20,7 +20,7 @@ import tempfile
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(TOP, "tests", "e2e"))
-from e2e_lib import Proc  # noqa: E402
+from e2e_lib import Frontend, Proc  # noqa: E402
 
 EAL = ["--no-huge", "-m", "256", "--no-pci"]
 STRATEGIES = "sequential,threads,async"
@@ -35,13 +35,9 @@ def frontend(build, sock, pairs, prefix):
         p.send("start")
         p.read_until(lambda l: l.startswith("{"), 120)
         return p
-    # DPDK 22.11's virtio_user: at most 8 queue pairs. stdbuf: line-buffered pipe.
-    p = Proc(["stdbuf", "-oL", "dpdk-testpmd"] + EAL + [
-        "--file-prefix", prefix, "--vdev", f"net_virtio_user0,path={sock},queues={pairs}", "--",
-        f"--rxq={pairs}", f"--txq={pairs}", "--total-num-mbufs=4096", "--disable-link-check"],
-        name="dpdk-testpmd")
-    p.read_until(lambda l: "Press enter to exit" in l, 180)
-    return p
+    # DPDK 22.11's virtio_user: at most 8 queue pairs. Not forwarding: no
+    # busy-polling lcore competing with the control path for the 2 cores.
+    return Frontend(sock, pairs, prefix)
 
 
 def run_one(build, out, pairs, cycles, trace):

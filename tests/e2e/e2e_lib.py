@@ -87,23 +87,32 @@ class Host(Proc):
 
 
 class Frontend(Proc):
-    """Debian's dpdk-testpmd over net_virtio_user: a real vhost-user frontend."""
+    """Debian's dpdk-testpmd over net_virtio_user: a real vhost-user frontend.
 
-    def __init__(self, socket, queues, prefix, extra=()):
+    Interactive mode without `start` by default: the port is configured and
+    started (the backend's dev_conf), but no lcore busy-polls the rings, which
+    would take one of this machine's two cores from the measurements.
+    forward=True runs io forwarding (non-interactive) instead."""
+
+    def __init__(self, socket, queues, prefix, extra=(), forward=False):
         # stdbuf: testpmd block-buffers stdout into a pipe.
         argv = ["stdbuf", "-oL", "dpdk-testpmd"] + EAL_COMMON + ["--file-prefix", prefix, "--vdev",
                 f"net_virtio_user0,path={socket},queues={queues}", "--",
                 f"--rxq={queues}", f"--txq={queues}", "--total-num-mbufs=4096",
-                "--disable-link-check"] + list(extra)
+                "--disable-link-check"] + ([] if forward else ["-i"]) + list(extra)
         super().__init__(argv, name="dpdk-testpmd")
-        # Non-interactive testpmd starts forwarding, then waits for Enter.
-        self.read_until(lambda l: "Press enter to exit" in l, 180)
+        self.forward = forward
+        if forward:
+            self.read_until(lambda l: "Press enter to exit" in l, 180)
+        else:
+            # Printed once the port is started (after the vhost-user set-up).
+            self.read_until(lambda l: l.startswith("Port 0: "), 180)
 
     def quit(self):
-        """Enter: testpmd stops its port (virtio_user disables every ring,
-        then GET_VRING_BASE: the backend's dev_close) and exits."""
+        """testpmd stops its port (virtio_user disables every ring, then
+        GET_VRING_BASE: the backend's dev_close) and exits."""
         if self.p.poll() is None:
-            self.send("")
+            self.send("" if self.forward else "quit")
             self.wait(60)
 
 
