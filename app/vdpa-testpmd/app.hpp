@@ -100,7 +100,7 @@ public:
     Options opt;
     std::vector<std::unique_ptr<Port>> ports;
     std::string sock_dir;           // private dir made when --iface is absent
-    std::mutex mu;                  // guards Port::vid / connections
+    mutable std::mutex mu;          // guards Port::vid / connections
     std::condition_variable cv;     // signalled on vhost connection changes
     std::atomic<bool> stop{false};  // SIGINT / SIGTERM / quit
     bool quit = false;              // `quit` command

@@ -240,7 +240,7 @@ int App::port_vid(const Port& p) {
 bool App::is_ready(const Port& p) const {
     int vid;
     {
-        std::lock_guard lk(const_cast<std::mutex&>(mu));
+        std::lock_guard lk(mu);
         vid = p.vid;
     }
     if (vid < 0)

@@ -1,6 +1,7 @@
 // vdpa-testpmd: testpmd-style tables and the JSON results file.
 #include "report.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
@@ -114,17 +115,31 @@ void print_stats(App& app, Port& p, int queue) {
     if (rte_pmd_mlx5async_get_dev_info(p.dev, &info) == 0)
         nq = info.queues;
     int first = queue < 0 ? 0 : queue, last = queue < 0 ? int(nq) - 1 : queue;
+    // One row per virtq, one column per counter the device names.
+    std::vector<int> width(nnames);
+    printf("  %-5s", "vq");
+    for (int i = 0; i < nnames; i++) {
+        width[i] = std::max(int(strlen(names[i].name)), 10);
+        printf(" %*s", width[i], names[i].name);
+    }
+    printf("\n");
     std::vector<rte_vdpa_stat> st(nnames);
     for (int q = first; q <= last; q++) {
         int n = rte_vdpa_get_stats(p.dev, uint16_t(q), st.data(), unsigned(nnames));
         if (n < 0) {
-            printf("  vq %-4d counters unavailable (%d)\n", q, n);
+            printf("  %-5d counters unavailable (%d)\n", q, n);
             continue;
         }
-        printf("  vq %-4d", q);
+        std::vector<uint64_t> value(nnames);
+        std::vector<bool> have(nnames);
         for (int i = 0; i < n; i++)
-            printf(" %s: %-10" PRIu64, st[i].id < unsigned(nnames) ? names[st[i].id].name : "?",
-                   st[i].value);
+            if (st[i].id < unsigned(nnames)) {
+                value[st[i].id] = st[i].value;
+                have[st[i].id] = true;
+            }
+        printf("  %-5d", q);
+        for (int i = 0; i < nnames; i++)
+            have[i] ? printf(" %*" PRIu64, width[i], value[i]) : printf(" %*s", width[i], "-");
         printf("\n");
     }
 }

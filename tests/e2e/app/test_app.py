@@ -31,19 +31,22 @@ VDEV = f"vdpa_mlx5async0,emu=cx7,queues={QP},queue_size=256,{FAST}"
 DEADLINE = 120    # seconds for anything to happen on a loaded 2-core machine
 
 
-def app_argv(args, wd, prefix, app_opts):
-    return [args.app] + EAL_COMMON + ["--file-prefix", prefix, "--vdev", VDEV, "--",
-                                      "--iface", os.path.join(wd.path, "vhost")] + app_opts
+def app_argv(args, wd, prefix, app_opts, vdevs=None):
+    eal = []
+    for v in vdevs or [VDEV]:
+        eal += ["--vdev", v]
+    return [args.app] + EAL_COMMON + ["--file-prefix", prefix] + eal + [
+        "--", "--iface", os.path.join(wd.path, "vhost")] + app_opts
 
 
 class App:
     """The app with its output in a file: it never blocks on a full pipe
     while a test waits for the frontend (vhost logs are verbose)."""
 
-    def __init__(self, args, wd, app_opts, stdin=subprocess.DEVNULL):
+    def __init__(self, args, wd, app_opts, stdin=subprocess.DEVNULL, vdevs=None):
         self.log_path = os.path.join(wd.path, f"app-{unique('log')}.log")
         self.log = open(self.log_path, "w")
-        self.p = subprocess.Popen(app_argv(args, wd, unique("app"), app_opts), stdin=stdin,
+        self.p = subprocess.Popen(app_argv(args, wd, unique("app"), app_opts, vdevs), stdin=stdin,
                                   stdout=self.log, stderr=subprocess.STDOUT, text=True,
                                   start_new_session=True)
 
@@ -51,15 +54,15 @@ class App:
         with open(self.log_path, errors="replace") as f:
             return f.read().splitlines()
 
-    def wait_for(self, pattern, timeout=DEADLINE):
-        """Polls the output (every 50 ms, bounded) for a line matching pattern."""
+    def wait_for(self, pattern, timeout=DEADLINE, count=1):
+        """Polls the output (every 50 ms, bounded) until count lines match."""
         rx = re.compile(pattern)
         end = time.monotonic() + timeout
         while True:
-            if any(rx.search(l) for l in self.lines()):
+            if sum(1 for l in self.lines() if rx.search(l)) >= count:
                 return
             if self.p.poll() is not None or time.monotonic() > end:
-                if any(rx.search(l) for l in self.lines()):
+                if sum(1 for l in self.lines() if rx.search(l)) >= count:
                     return
                 raise AssertionError(f"app: no line matching {pattern!r}; output:\n" +
                                      "\n".join(self.lines()[-80:]))
@@ -96,15 +99,16 @@ def run_app(args, wd, app_opts):
         app.kill()
 
 
-def start_frontend(wd):
-    """Debian's dpdk-testpmd over net_virtio_user on the app's first socket.
+def start_frontend(wd, sock="vhost0", server=False):
+    """Debian's dpdk-testpmd over net_virtio_user on one of the app's sockets
+    (server=True: testpmd owns the socket, the app runs with --client).
     Nothing is awaited here: the app's --wait-ready is the synchronisation,
     and the app may finish (and close the socket) before testpmd is done
     starting. Enter on stdin makes a running testpmd exit."""
-    log = open(os.path.join(wd.path, "frontend.log"), "w")
+    log = open(os.path.join(wd.path, f"frontend-{sock}.log"), "w")
+    vdev = f"net_virtio_user0,path={os.path.join(wd.path, sock)},queues={QP}"
     argv = ["dpdk-testpmd"] + EAL_COMMON + [
-        "--file-prefix", unique("fe"), "--vdev",
-        f"net_virtio_user0,path={os.path.join(wd.path, 'vhost0')},queues={QP}", "--",
+        "--file-prefix", unique("fe"), "--vdev", vdev + (",server=1" if server else ""), "--",
         f"--rxq={QP}", f"--txq={QP}", "--total-num-mbufs=4096", "--disable-link-check"]
     p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT,
                          text=True, start_new_session=True)
@@ -129,19 +133,20 @@ def stop_frontend(fe):
     log.close()
 
 
-def with_frontend(args, wd, app_opts):
-    """Starts the app, then the frontend on its socket; returns the app's
-    (exit status, lines) once it exits."""
-    app = App(args, wd, app_opts)
-    fe = None
+def with_frontend(args, wd, app_opts, devices=1, vdevs=None):
+    """Starts the app, then one frontend per device on its socket; returns
+    the app's (exit status, lines) once it exits."""
+    app = App(args, wd, app_opts, vdevs=vdevs)
+    fes = []
     try:
-        app.wait_for(r"attached to .*vhost0")
-        fe = start_frontend(wd)
+        for d in range(devices):
+            app.wait_for(rf"attached to .*vhost{d}")
+            fes.append(start_frontend(wd, f"vhost{d}"))
         rc = app.wait(4 * DEADLINE)
         return rc, app.lines()
     finally:
         app.kill()
-        if fe:
+        for fe in fes:
             stop_frontend(fe)
 
 
@@ -442,8 +447,83 @@ def case_interactive(args):
         wd.close()
 
 
+def case_multi(args):
+    """Two devices, two frontends: `all` is one batch over both devices,
+    --json describes two-device batches."""
+    wd = Workdir()
+    try:
+        res = os.path.join(wd.path, "r.json")
+        s = script(wd, """list
+cycle all 2
+suspend all
+show device 1
+resume all
+stats 1 all
+""")
+        vdevs = [VDEV, VDEV.replace("vdpa_mlx5async0", "vdpa_mlx5async1")]
+        rc, lines = with_frontend(args, wd, ["--auto-start", "--wait-ready", str(DEADLINE),
+                                             "--cmdline-file", s, "--json", res],
+                                  devices=2, vdevs=vdevs)
+        assert rc == 0, f"exit status {rc}:\n" + "\n".join(lines)
+        expect(lines, r"frontend ready on 2 device", r"2 device\(s\)",
+               r"cycles on 2 devices", rf"virtqs: {2 * VQS} .*failed cycles: 0",
+               r"suspend of 2 device\(s\): ok", rf"^  vdpa_mlx5async0 +{VQS} ",
+               rf"^  vdpa_mlx5async1 +{VQS} ", r"device vdpa_mlx5async1",
+               *[rf"^  {q} +SUSPEND " for q in range(VQS)],
+               r"resume of 2 device\(s\): ok", r"stats for vdpa_mlx5async1",
+               r"suspend: 3 ok, 0 failed   resume: 3 ok, 0 failed",
+               r"^cycles: 2 ok, 0 failed$")
+        with open(res) as f:
+            doc = json.load(f)
+        assert not validate(doc, load_schema(args)), validate(doc, load_schema(args))
+        assert doc["devices"] == 2 and doc["queues"] == 2 * VQS, doc
+        assert all(r["devices"] == 2 and r["samples"] == 2 for r in doc["results"]), doc
+    finally:
+        wd.close()
+
+
+def case_client(args):
+    """--client: the frontend owns the socket, the app connects to it."""
+    wd = Workdir()
+    fe = start_frontend(wd, "vhost0", server=True)
+    try:
+        sock = os.path.join(wd.path, "vhost0")
+        end = time.monotonic() + DEADLINE
+        while not os.path.exists(sock):  # bounded: testpmd creates it at probe
+            assert fe[0].poll() is None and time.monotonic() < end, "frontend made no socket"
+            time.sleep(0.05)
+        rc, lines = run_app(args, wd, ["--client", "--auto-start", "--wait-ready",
+                                       str(DEADLINE), "--cycles", "2"])
+        assert rc == 0, f"exit status {rc}:\n" + "\n".join(lines)
+        expect(lines, r"attached to .*vhost0 \(client\)", r"frontend ready on 1 device",
+               r"failed cycles: 0", r"^cycles: 2 ok, 0 failed$")
+    finally:
+        stop_frontend(fe)
+        wd.close()
+
+
+def case_serve(args):
+    """Nothing to run: the app serves its sockets, prints the state every
+    --stats-period seconds and exits cleanly on SIGTERM."""
+    wd = Workdir()
+    app = App(args, wd, ["--auto-start", "--stats-period", "1"])
+    try:
+        app.wait_for(r"^running; ")
+        app.wait_for(r"stats for vdpa_mlx5async0", count=2)
+        app.p.send_signal(signal.SIGTERM)
+        assert app.wait() == 0, "\n".join(app.lines())
+        expect(app.lines(), r"attached to .*vhost0", r"device vdpa_mlx5async0",
+               r"stats for vdpa_mlx5async0", r"^cycles: 0 ok, 0 failed$",
+               r"detached from .*vhost0")
+        assert not os.path.exists(os.path.join(wd.path, "vhost0")), "socket left behind"
+    finally:
+        app.kill()
+        wd.close()
+
+
 CASES = {"script": case_script, "cycles": case_cycles, "trace": case_trace,
-         "fault": case_fault, "exit-status": case_exit_status, "interactive": case_interactive}
+         "fault": case_fault, "exit-status": case_exit_status, "interactive": case_interactive,
+         "multi": case_multi, "client": case_client, "serve": case_serve}
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
