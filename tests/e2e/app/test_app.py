@@ -104,12 +104,13 @@ def start_frontend(wd, sock="vhost0", server=False):
     (server=True: testpmd owns the socket, the app runs with --client).
     Nothing is awaited here: the app's --wait-ready is the synchronisation,
     and the app may finish (and close the socket) before testpmd is done
-    starting. Enter on stdin makes a running testpmd exit."""
+    starting. Interactive mode without `start`: the port is configured (the
+    virtqs become RDY) but no lcore busy-polls one of the machine's cores."""
     log = open(os.path.join(wd.path, f"frontend-{sock}.log"), "w")
     vdev = f"net_virtio_user0,path={os.path.join(wd.path, sock)},queues={QP}"
     argv = ["dpdk-testpmd"] + EAL_COMMON + [
         "--file-prefix", unique("fe"), "--vdev", vdev + (",server=1" if server else ""), "--",
-        f"--rxq={QP}", f"--txq={QP}", "--total-num-mbufs=4096", "--disable-link-check"]
+        f"--rxq={QP}", f"--txq={QP}", "--total-num-mbufs=4096", "--disable-link-check", "-i"]
     p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT,
                          text=True, start_new_session=True)
     return p, log
@@ -119,7 +120,7 @@ def stop_frontend(fe):
     p, log = fe
     if p.poll() is None:
         try:
-            p.stdin.write("\n")
+            p.stdin.write("quit\n")
             p.stdin.flush()
             p.wait(30)
         except (BrokenPipeError, subprocess.TimeoutExpired):
