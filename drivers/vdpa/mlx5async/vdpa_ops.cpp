@@ -98,6 +98,12 @@ int dev_conf(int vid) noexcept {
     auto r = d->core->configure(*g);
     if (!r) return fail_op("dev_conf", vid, r.error());
     d->configured = true;
+    if (d->core->has_notify_area()) {
+        // Frontends that take host notifiers kick the device directly;
+        // others (virtio_user) refuse and keep kicking through vhost.
+        int rc = rte_vhost_host_notifier_ctrl(vid, RTE_VHOST_QUEUE_ALL, true);
+        MLX5A_LOG(DEBUG, "vid %d: host notifiers %s (%d)", vid, rc == 0 ? "on" : "off", rc);
+    }
     MLX5A_LOG(INFO, "vid %d: %s configured, %zu vrings", vid, d->core->name().c_str(),
               g->vrings.size());
     return 0;
@@ -164,12 +170,25 @@ int migration_done(int vid) noexcept {
     return find_device_by_vid(vid) ? 0 : -ENODEV;
 }
 
+// vhost maps this fd at the notify area's offset and hands it to the
+// frontend (host notifier): the doorbell page, as DPDK's mlx5 does with
+// the device context's cmd_fd and its VAR.
 int get_vfio_device_fd(int vid) noexcept {
-    return find_device_by_vid(vid) ? -ENOTSUP : -ENODEV;
+    PmdDevice* d = find_device_by_vid(vid);
+    if (!d) return -ENODEV;
+    auto a = d->core->notify_area();
+    return a ? a->fd : to_errno(a.error());
 }
 
-int get_notify_area(int vid, int, uint64_t*, uint64_t*) noexcept {
-    return find_device_by_vid(vid) ? -ENOTSUP : -ENODEV;
+int get_notify_area(int vid, int qid, uint64_t* offset, uint64_t* size) noexcept {
+    PmdDevice* d = find_device_by_vid(vid);
+    if (!d) return -ENODEV;
+    if (qid < 0 || uint32_t(qid) >= d->core->max_virtqs()) return -EINVAL;
+    auto a = d->core->notify_area();
+    if (!a) return to_errno(a.error());
+    *offset = a->offset;  // one page for every queue: the doorbell takes the queue index
+    *size = a->size;
+    return 0;
 }
 
 int get_stats_names(rte_vdpa_device* vdpa, rte_vdpa_stat_name* names, unsigned size) noexcept {

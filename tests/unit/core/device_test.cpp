@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/mman.h>
+
 #include <atomic>
+#include <cerrno>
 
 #include "emu/emu.hpp"
 
@@ -276,6 +279,19 @@ TEST_F(DeviceCore, RepeatedErrorsLeaveTheVirtqInErrorAfterTheLimit) {
     EXPECT_EQ(v.phase, VqPhase::Error);  // a 4th error within the window: given up
     EXPECT_EQ(fw(1).state, prm::VirtqState::ERR);
     EXPECT_EQ(dev->vq_info()[0].phase, VqPhase::Ready);
+}
+
+TEST_F(DeviceCore, NotifyAreaIsAMappableDoorbellPage) {
+    open("cx7", 1);
+    ASSERT_TRUE(dev->has_notify_area());
+    auto a = dev->notify_area();
+    ASSERT_TRUE(a);
+    ASSERT_GE(a->fd, 0);
+    ASSERT_GT(a->size, 0u);
+    void* p = mmap(nullptr, a->size, PROT_READ | PROT_WRITE, MAP_SHARED, a->fd, off_t(a->offset));
+    ASSERT_NE(p, MAP_FAILED) << "errno " << errno;
+    static_cast<volatile uint16_t*>(p)[0] = 1;  // a frontend's doorbell write
+    munmap(p, a->size);
 }
 
 TEST_F(DeviceCore, BadFaultRulesAreRejectedClearly) {

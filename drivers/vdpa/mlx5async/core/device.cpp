@@ -2,6 +2,7 @@
 #include "device_impl.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 #include "common/base/log_sink.hpp"
@@ -209,6 +210,7 @@ Device::~Device() {
     impl_->engine.reset();
     impl_->vqs.clear();  // objects before umems before PD before context
     impl_->events.reset();
+    impl_->var.reset();
     impl_->pd.reset();
     impl_->ctx.reset();
     if (!impl_->emu_device.empty()) {
@@ -229,6 +231,13 @@ Result<std::unique_ptr<Device>> Device::open(const DeviceConfig& cfg, std::strin
     auto pd = devx::Pd::alloc(d.ctx);
     MLX5A_CHECK(pd);
     d.pd = std::move(*pd);
+    // Host notifiers: the frontend writes doorbells straight into this page
+    // (mapped from the context's cmd_fd at mmap_off), as with DPDK's mlx5.
+    if (mlx5dv_var* v = d.api->alloc_var(d.ctx.get(), 0))
+        d.var = VarPtr(v, VarDeleter{d.api});
+    else
+        logf(LogLevel::Info, "%s: no VAR doorbell page (errno %d): host notifiers off",
+             d.name.c_str(), errno);
     MLX5A_CHECK(d.make_engine(cfg.strategy, cfg.max_inflight));
     MLX5A_CHECK(d.start_events());
     d.vqs.resize(d.vcaps.max_num_virtio_queues);
@@ -249,7 +258,13 @@ Result<std::unique_ptr<Device>> Device::open(const DeviceConfig& cfg, std::strin
 const std::string& Device::name() const { return impl_->name; }
 const DeviceConfig& Device::config() const { return impl_->cfg; }
 uint32_t Device::max_virtqs() const { return uint32_t(impl_->vqs.size()); }
-bool Device::has_notify_area() const { return false; }
+bool Device::has_notify_area() const { return impl_->var != nullptr; }
+
+Result<Device::NotifyArea> Device::notify_area() const {
+    if (!impl_->var) return fail(Errc::NotSupported, "no doorbell page (VAR) on this device");
+    return NotifyArea{impl_->ctx.get()->cmd_fd, uint64_t(impl_->var->mmap_off),
+                      uint64_t(impl_->var->length)};
+}
 
 std::string Device::backend() const {
     if (impl_->cfg.is_emulated()) return "emu:" + impl_->cfg.emu_spec;

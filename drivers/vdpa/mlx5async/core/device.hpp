@@ -81,6 +81,12 @@ public:
     uint32_t max_virtqs() const;
     uint64_t features() const;  // virtio features the device offers
     bool has_notify_area() const;  // a doorbell page a frontend can map
+    struct NotifyArea {
+        int fd = -1;          // mmap-able fd (the device context's cmd_fd)
+        uint64_t offset = 0;  // of the doorbell page in it
+        uint64_t size = 0;
+    };
+    Result<NotifyArea> notify_area() const;
     struct ProfileTiming {
         uint64_t modify_ns = 0, query_ns = 0;
         uint32_t fw_max_inflight = 0;

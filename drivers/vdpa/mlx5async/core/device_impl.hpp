@@ -39,6 +39,15 @@ struct Vq {
     std::deque<std::chrono::steady_clock::time_point> error_times;  // recovery rate limit
 };
 
+// The VAR doorbell page (host notifiers): owned through the DevxApi table.
+struct VarDeleter {
+    const devx::DevxApi* api = nullptr;
+    void operator()(mlx5dv_var* v) const noexcept {
+        if (v && api) api->free_var(v);
+    }
+};
+using VarPtr = std::unique_ptr<mlx5dv_var, VarDeleter>;
+
 struct Device::Impl {
     std::string name;
     DeviceConfig cfg;
@@ -46,6 +55,7 @@ struct Device::Impl {
     std::string emu_device;  // emulated device name, empty on hardware
     devx::Context ctx;
     devx::Pd pd;
+    VarPtr var;  // doorbell page a frontend can map (null when unavailable)
     prm::GeneralCaps gcaps;
     prm::VirtioEmulationCaps vcaps;
     std::unique_ptr<devx::Engine> engine;
