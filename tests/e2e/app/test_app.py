@@ -12,7 +12,9 @@ properties (never times) and kills every process it started.
 import argparse
 import json
 import os
+import pty
 import re
+import select
 import signal
 import subprocess
 import sys
@@ -522,9 +524,63 @@ def case_serve(args):
         wd.close()
 
 
+def case_completion(args):
+    """The prompt on a terminal: Tab completes keywords, device names and
+    choices (the cmdline library with the app's token types)."""
+    wd = Workdir()
+    pid, fd = pty.fork()
+    if pid == 0:  # child: the app on the pty
+        try:
+            argv = app_argv(args, wd, unique("app"), ["-i"])
+            os.execv(argv[0], argv)
+        finally:
+            os._exit(127)
+    out = b""
+
+    def until(text):
+        nonlocal out
+        end = time.monotonic() + DEADLINE
+        while text not in out:
+            assert time.monotonic() < end, f"no {text!r} on the terminal:\n{out.decode()}"
+            r, _, _ = select.select([fd], [], [], 0.2)
+            if r:
+                try:
+                    out += os.read(fd, 4096)
+                except OSError:  # the app closed the terminal
+                    break
+        assert text in out, f"no {text!r} on the terminal:\n{out.decode()}"
+
+    try:
+        until(b"vdpa> ")
+        os.write(fd, b"sho\t")
+        until(b"show ")
+        os.write(fd, b"d\t")
+        until(b"device ")
+        os.write(fd, b"vdpa\t")
+        until(b"vdpa_mlx5async0 ")
+        os.write(fd, b"\r")
+        until(b"virtq(s)")
+        os.write(fd, b"set strategy all seq\t")
+        until(b"sequential ")
+        os.write(fd, b"\r")
+        until(b"vdpa_mlx5async0: strategy sequential")
+        os.write(fd, b"quit\r")
+        until(b"cycles: 0 ok, 0 failed")
+        _, status = os.waitpid(pid, 0)
+        pid = 0
+        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+    finally:
+        if pid:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        os.close(fd)
+        wd.close()
+
+
 CASES = {"script": case_script, "cycles": case_cycles, "trace": case_trace,
          "fault": case_fault, "exit-status": case_exit_status, "interactive": case_interactive,
-         "multi": case_multi, "client": case_client, "serve": case_serve}
+         "multi": case_multi, "client": case_client, "serve": case_serve,
+         "completion": case_completion}
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
