@@ -46,6 +46,7 @@ int obj_query_async(mlx5dv_devx_obj* o, const void* in, size_t inlen, size_t out
     auto* comp = handle_cast<CmdCompHandle>(cc, kCompMagic);
     if (!h || !comp || !in || inlen < kHdr || outlen < kHdr || outlen > 0xffff)
         return fail_errno(EINVAL);
+    if (ctx_closed(*h->ctx)) return fail_errno(EBADF);
     auto i = std::span(static_cast<const std::byte*>(in), inlen);
     // devx.c ASYNC_QUERY: vhca_tunnel_id 0, a query opcode, the handle's object.
     if (prm::get_bits(i, 32, 16) || prm::get_bits(i, 0, 16) != uint16_t(Opcode::QUERY_GENERAL_OBJECT) ||
@@ -119,6 +120,7 @@ int subscribe_devx_event(mlx5dv_devx_event_channel* ch, mlx5dv_devx_obj* o, uint
     auto* obj = handle_cast<ObjHandle>(o, kObjMagic);
     size_t n = events_sz / sizeof(uint16_t);
     if (!h || !obj || !events_num || n == 0 || n > kMaxEvents) return fail_errno(EINVAL);
+    if (ctx_closed(*obj->ctx)) return fail_errno(EBADF);
     for (size_t k = 0; k < n; ++k)
         if (events_num[k] != prm::kEventObjectChange) return fail_errno(EINVAL);
     for (size_t k = 0; k < n; ++k)

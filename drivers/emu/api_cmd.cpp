@@ -52,6 +52,7 @@ int obj_cmd(mlx5dv_devx_obj* o, Opcode expect, const void* in, size_t inlen, voi
             size_t outlen) {
     auto* h = handle_cast<ObjHandle>(o, kObjMagic);
     if (!h || !in || !out || inlen < kHdr || outlen < kHdr) return fail_errno(EINVAL);
+    if (ctx_closed(*h->ctx)) return fail_errno(EBADF);
     auto i = bytes(in, inlen);
     // devx_is_obj_modify/query_cmd, devx_is_valid_obj_id, vhca_tunnel_id.
     if (opcode_of(i) != uint16_t(expect) || obj_type_of(i) != h->obj_type ||
@@ -106,6 +107,7 @@ mlx5dv_devx_obj* obj_create(ibv_context* c, const void* in, size_t inlen, void* 
         return nullptr;
     }
     auto* h = new ObjHandle{kObjMagic, ctx, type, id};
+    ctx_hold(*ctx);
     return reinterpret_cast<mlx5dv_devx_obj*>(h);
 }
 
@@ -122,6 +124,7 @@ int obj_modify(mlx5dv_devx_obj* o, const void* in, size_t inlen, void* out, size
 int obj_destroy(mlx5dv_devx_obj* o) {
     auto* h = handle_cast<ObjHandle>(o, kObjMagic);
     if (!h) return fail_errno(EINVAL);
+    if (ctx_gone(*h->ctx)) return free_handle(h), 0;
     std::byte in[kHdr]{};
     std::byte out[kHdr]{};
     prm::encode_destroy_general_obj(h->obj_type, h->obj_id, in);
@@ -131,8 +134,7 @@ int obj_destroy(mlx5dv_devx_obj* o) {
     });
     if (r.err && r.err != EREMOTEIO) return fail_errno(r.err);  // ENXIO, EBUSY
     if (r.status) return fail_errno(prm::status_to_errno(r.status));
-    h->magic = 0;
-    delete h;
+    free_handle(h);
     return 0;
 }
 
@@ -158,12 +160,14 @@ mlx5dv_devx_umem* umem_reg(ibv_context* c, void* addr, size_t size, uint32_t acc
     h->pub.umem_id = id;
     h->magic = kUmemMagic;
     h->ctx = ctx;
+    ctx_hold(*ctx);
     return &h->pub;
 }
 
 int umem_dereg(mlx5dv_devx_umem* u) {
     auto* h = handle_cast<UmemHandle>(u, kUmemMagic);
     if (!h) return fail_errno(EINVAL);
+    if (ctx_gone(*h->ctx)) return free_handle(h), 0;
     uint32_t id = h->pub.umem_id;
     CmdOutcome r = run_resource(*h->ctx, {uint16_t(Opcode::DESTROY_UMEM), 0, id}, [&](DeviceState& st) {
         auto um = st.umems.find(id);
@@ -174,8 +178,7 @@ int umem_dereg(mlx5dv_devx_umem* u) {
         return Result<void>();
     });
     if (r.err) return fail_errno(r.err);
-    h->magic = 0;
-    delete h;
+    free_handle(h);
     return 0;
 }
 

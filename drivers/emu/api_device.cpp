@@ -54,6 +54,27 @@ CmdOutcome run_mailbox(Device& dev, uint32_t ctx_id, std::span<const std::byte> 
     return {r.status ? EREMOTEIO : 0, r.status, r.syndrome};
 }
 
+void ctx_hold(ContextImpl& c) {
+    std::lock_guard lk(c.mu);
+    ++c.handles;
+}
+
+void ctx_release(ContextImpl* c) {
+    bool last;
+    {
+        std::lock_guard lk(c->mu);
+        last = --c->handles == 0 && c->closed;
+    }
+    if (last) delete c;
+}
+
+bool ctx_closed(ContextImpl& c) {
+    std::lock_guard lk(c.mu);
+    return c.closed;
+}
+
+bool ctx_gone(ContextImpl& c) { return ctx_closed(c) || c.dev->closed(); }
+
 Result<uint32_t> alloc_page(ContextImpl& c) {
     std::lock_guard lk(c.mu);
     for (uint32_t i = 0; i < c.pages.size(); ++i)
@@ -127,11 +148,19 @@ int close_device(ibv_context* c) {
     auto* h = handle_cast<ContextHandle>(c, kCtxMagic);
     if (!h) return fail_errno(EINVAL);
     // As uverbs on close: every object of the context goes.
-    h->impl->dev->drop_context_objects(h->impl->id);
+    ContextImpl* impl = h->impl;
+    impl->dev->drop_context_objects(impl->id);
     pthread_mutex_destroy(&h->pub.mutex);
     h->magic = 0;
-    delete h->impl;
     delete h;
+    bool last;
+    {
+        std::lock_guard lk(impl->mu);
+        impl->closed = true;
+        impl->memfd.reset();  // existing mappings stay valid
+        last = impl->handles == 0;
+    }
+    if (last) delete impl;
     return 0;
 }
 
@@ -154,6 +183,7 @@ ibv_pd* alloc_pd(ibv_context* c) {
     h->pub.handle = pdn;
     h->magic = kPdMagic;
     h->ctx = ctx;
+    ctx_hold(*ctx);
     return &h->pub;
 }
 
@@ -161,6 +191,7 @@ int dealloc_pd(ibv_pd* pd) {
     auto* h = handle_cast<PdHandle>(pd, kPdMagic);
     if (!h) return fail_errno(EINVAL);
     uint32_t pdn = h->pub.handle;
+    if (ctx_gone(*h->ctx)) return free_handle(h), 0;
     CmdOutcome o = run_resource(*h->ctx, {uint16_t(Opcode::DEALLOC_PD), 0, pdn}, [&](DeviceState& st) {
         auto p = st.pds.find(pdn);
         if (!p) return Result<void>(unexpected(p.error()));
@@ -169,8 +200,7 @@ int dealloc_pd(ibv_pd* pd) {
         return Result<void>();
     });
     if (o.err) return fail_errno(o.err);
-    h->magic = 0;
-    delete h;
+    free_handle(h);
     return 0;
 }
 
@@ -223,20 +253,22 @@ mlx5dv_devx_uar* alloc_uar(ibv_context* c, uint32_t flags) {
     h->ctx = ctx;
     h->id = id;
     h->page = *page;
+    ctx_hold(*ctx);
     return &h->pub;
 }
 
 void free_uar(mlx5dv_devx_uar* u) {
     auto* h = handle_cast<UarHandle>(u, kPageMagic);
     if (!h) return;
-    run_resource(*h->ctx, {uint16_t(Opcode::DEALLOC_UAR), 0, h->id}, [&](DeviceState& st) {
-        st.uars.erase(h->id);
-        return Result<void>();
-    });
+    if (!ctx_gone(*h->ctx)) {
+        run_resource(*h->ctx, {uint16_t(Opcode::DEALLOC_UAR), 0, h->id}, [&](DeviceState& st) {
+            st.uars.erase(h->id);
+            return Result<void>();
+        });
+        free_page(*h->ctx, h->page);
+    }
     munmap(h->pub.base_addr, kPageSize);
-    free_page(*h->ctx, h->page);
-    h->magic = 0;
-    delete h;
+    free_handle(h);
 }
 
 // VAR pages are kernel-managed (no firmware command): one page of the
@@ -273,20 +305,20 @@ mlx5dv_var* alloc_var(ibv_context* c, uint32_t flags) {
     h->ctx = ctx;
     h->id = id;
     h->page = *page;
+    ctx_hold(*ctx);
     return &h->pub;
 }
 
 void free_var(mlx5dv_var* v) {
     auto* h = handle_cast<VarHandle>(v, kPageMagic + 1);
     if (!h) return;
-    {
+    if (!ctx_gone(*h->ctx)) {
         DeviceState& st = h->ctx->dev->state();
         std::lock_guard lk(st.mu);
         st.vars.erase(h->id);
     }
     free_page(*h->ctx, h->page);
-    h->magic = 0;
-    delete h;
+    free_handle(h);
 }
 
 }  // namespace mlx5async::emu::detail

@@ -33,9 +33,21 @@ struct ContextImpl {
     std::shared_ptr<Device> dev;
     uint32_t id = 0;
     UniqueFd memfd;
-    std::mutex mu;
+    std::mutex mu;            // pages, handles, closed
     std::vector<bool> pages;  // used pages of memfd
+    uint32_t handles = 0;     // live handles pointing here
+    bool closed = false;      // close_device ran; freed with its last handle
 };
+
+// Handles keep their context alive: after close_device (which removes the
+// objects, as uverbs does) or once the device is closed (as a disassociated
+// uverbs device) they may still be destroyed, which only frees them; any
+// other use fails with EBADF (context) or ENXIO (device).
+void ctx_hold(ContextImpl& c);
+void ctx_release(ContextImpl* c);
+bool ctx_closed(ContextImpl& c);
+// ctx_closed or its device closed: destroying a handle only frees it.
+bool ctx_gone(ContextImpl& c);
 
 struct ContextHandle {
     ibv_context pub;
@@ -93,6 +105,15 @@ H* handle_cast(P* p, uint32_t magic) {
     if (!p) return nullptr;
     auto* h = reinterpret_cast<H*>(p);
     return h->magic == magic ? h : nullptr;
+}
+
+// Frees a handle and drops its hold on the context.
+template <typename H>
+void free_handle(H* h) {
+    ContextImpl* c = h->ctx;
+    h->magic = 0;
+    delete h;
+    ctx_release(c);
 }
 
 // Returns nullptr with errno = EINVAL when not ours.

@@ -25,9 +25,23 @@ void EmuTest::open_device(const std::string& spec) {
 }
 
 void EmuTest::close_all() {
-    if (ctx_) A.close_device(ctx_);  // drops every object of the context
+    // Handles outlive a closed context (they are only freed then).
+    if (dev_) dev_->faults().clear();
+    for (auto it = objs_.rbegin(); it != objs_.rend(); ++it) A.obj_destroy(*it);
+    for (auto* u : umems_) A.umem_dereg(u);
+    if (pd_) A.dealloc_pd(pd_);
+    objs_.clear();
+    umems_.clear();
+    pd_ = nullptr;
+    if (ctx_) A.close_device(ctx_);
     ctx_ = nullptr;
     (void)destroy_device(name_);
+}
+
+int EmuTest::destroy_obj(mlx5dv_devx_obj* o) {
+    int rc = A.obj_destroy(o);
+    if (rc == 0) std::erase(objs_, o);
+    return rc;
 }
 
 uint32_t EmuTest::register_umem(size_t bytes) {

@@ -57,6 +57,8 @@ protected:
     Vq virtq_in_state(prm::VirtqState s, uint16_t queue_index = 0);
     uint32_t register_umem(size_t bytes);
     prm::VirtqState state_of(const Vq& vq);
+    // obj_destroy of a tracked object; it is forgotten when that succeeds.
+    int destroy_obj(mlx5dv_devx_obj* o);
 
     const devx::DevxApi& A = api();
     std::string name_;

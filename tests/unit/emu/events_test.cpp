@@ -85,8 +85,7 @@ TEST_F(Events, DestroyedVirtqDropsItsSubscriptions) {
     auto* ch = channel();
     ASSERT_EQ(subscribe(ch, vq, 5), 0);
     uint32_t id = vq.id;
-    ASSERT_EQ(A.obj_destroy(vq.obj), 0);
-    objs_.clear();
+    ASSERT_EQ(destroy_obj(vq.obj), 0);
     EXPECT_EQ(dev_->state().events.raise(uint16_t(prm::ObjType::VIRTIO_NET_Q), id,
                                          prm::kEventObjectChange, object_change_eqe(0xd, id)),
               0u);

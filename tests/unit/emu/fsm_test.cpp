@@ -104,8 +104,7 @@ TEST_F(VqFsmFault, ErrIsTerminalButDestroyWorks) {
     ASSERT_EQ(query_virtq(vq, &q).rc, 0);
     EXPECT_EQ(q.state, VirtqState::ERR);
     EXPECT_EQ(q.error_type, 1);
-    EXPECT_EQ(A.obj_destroy(vq.obj), 0);
-    objs_.clear();
+    EXPECT_EQ(destroy_obj(vq.obj), 0);
 }
 
 TEST(VqFsmTable, ErrIsNeverATargetOfModify) {

@@ -38,10 +38,10 @@ TEST_F(Umem, InUseUmemAndPdCannotBeReleased) {
     EXPECT_EQ(dev_->umem_info(info->attr.umem[0].id)->refs, 1u);
     EXPECT_EQ(A.umem_dereg(umems_[0]), EBUSY);  // as the kernel: RES_BUSY -> EBUSY
     EXPECT_EQ(A.dealloc_pd(pd_), EBUSY);
-    ASSERT_EQ(A.obj_destroy(vq.obj), 0);
-    objs_.clear();
+    ASSERT_EQ(destroy_obj(vq.obj), 0);
     EXPECT_EQ(dev_->umem_info(info->attr.umem[0].id)->refs, 0u);
     EXPECT_EQ(A.umem_dereg(umems_[0]), 0);
+    umems_.erase(umems_.begin());
 }
 
 TEST_F(Umem, VarPageMapsThroughContextFd) {
@@ -82,6 +82,13 @@ TEST_F(Umem, ContextCloseDropsItsObjects) {
     A.close_device(ctx_);
     ctx_ = nullptr;
     EXPECT_EQ(dev_->virtq_count(), 0u);
+    // The handle outlives the context: use fails with EBADF, destroy frees it.
+    std::vector<std::byte> in(16), out(prm::kVirtqQueryOutBytes);
+    prm::encode_query_virtq(vq.id, in);
+    EXPECT_EQ(A.obj_query(vq.obj, in.data(), in.size(), out.data(), out.size()), EBADF);
+    EXPECT_EQ(destroy_obj(vq.obj), 0);
+    EXPECT_EQ(A.umem_dereg(umems_.back()), 0);
+    umems_.pop_back();
 }
 
 TEST_F(Umem, ForeignHandlesAreRefused) {

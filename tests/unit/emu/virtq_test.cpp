@@ -75,8 +75,7 @@ TEST_F(Virtq, ModifyAppliesOnlySelectedFields) {
 TEST_F(Virtq, DestroyReleasesAndStaleIdFails) {
     Vq vq = virtq_in_state(VirtqState::RDY);
     uint32_t id = vq.id;
-    ASSERT_EQ(A.obj_destroy(vq.obj), 0);
-    objs_.clear();
+    ASSERT_EQ(destroy_obj(vq.obj), 0);
     auto info = dev_->virtq_info(id);
     ASSERT_FALSE(info);
     EXPECT_EQ(info.error().fw_status, uint8_t(prm::Status::BAD_RES_ERR));
@@ -120,8 +119,7 @@ TEST_F(Virtq, CountersPinnedByVirtqCannotBeDestroyed) {
     Vq vq = create_virtq(a);
     ASSERT_EQ(vq.ret.rc, 0);
     EXPECT_EQ(A.obj_destroy(c), EBUSY);  // RES_BUSY -> EBUSY as mlx5_cmd_exec
-    ASSERT_EQ(A.obj_destroy(vq.obj), 0);
-    objs_.clear();
+    ASSERT_EQ(destroy_obj(vq.obj), 0);
     EXPECT_EQ(A.obj_destroy(c), 0);
 }
 
