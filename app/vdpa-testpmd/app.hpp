@@ -102,7 +102,8 @@ public:
     std::string sock_dir;           // private dir made when --iface is absent
     mutable std::mutex mu;          // guards Port::vid / connections
     std::condition_variable cv;     // signalled on vhost connection changes
-    std::atomic<bool> stop{false};  // SIGINT / SIGTERM / quit
+    std::atomic<bool> stop{false};  // SIGINT / SIGTERM
+    int stop_fd = -1;               // eventfd written by the signal handler
     bool quit = false;              // `quit` command
     uint64_t cycles_failed = 0;     // any failed cycle makes the exit status 1
     uint64_t cycles_ok = 0;

@@ -34,11 +34,27 @@ SummaryStats summarize(const SampleSet& s) {
     return out;
 }
 
+namespace {
+
+bool same_timing(const rte_pmd_mlx5async_timing& a, const rte_pmd_mlx5async_timing& b) {
+    return a.total_ns == b.total_ns && a.prepare_ns == b.prepare_ns &&
+           a.firmware_ns == b.firmware_ns && a.vhost_ns == b.vhost_ns && a.queues == b.queues &&
+           a.commands == b.commands && a.failed == b.failed;
+}
+
+}  // namespace
+
 OpResult run_op(App& app, const std::vector<Port*>& ps, rte_pmd_mlx5async_op op) {
     OpResult r;
     std::vector<struct rte_vdpa_device*> devs;
-    for (Port* p : ps)
-        devs.push_back(p->dev);
+    // A call refused before any batch leaves the previous timing in place:
+    // recognised by comparing with the timing read before the call.
+    std::vector<rte_pmd_mlx5async_timing> before(ps.size());
+    for (size_t i = 0; i < ps.size(); i++) {
+        devs.push_back(ps[i]->dev);
+        if (rte_pmd_mlx5async_last_timing(ps[i]->dev, op, &before[i]) < 0)
+            before[i] = {};
+    }
     uint64_t t0 = now_ns();
     r.rc = op == RTE_PMD_MLX5ASYNC_OP_SUSPEND
                ? rte_pmd_mlx5async_suspend(devs.data(), unsigned(devs.size()))
@@ -53,6 +69,8 @@ OpResult run_op(App& app, const std::vector<Port*>& ps, rte_pmd_mlx5async_op op)
             printf("error: %s: no timing for the last %s (%d)\n", ps[i]->name.c_str(),
                    op == RTE_PMD_MLX5ASYNC_OP_SUSPEND ? "suspend" : "resume", rc);
             t = {};
+        } else if (same_timing(t, before[i])) {
+            t = {};  // this call ran no batch on the device
         }
         r.queues += t.queues;
         r.commands += t.commands;

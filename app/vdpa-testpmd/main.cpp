@@ -10,9 +10,12 @@
 // or, with nothing else to do, run until SIGINT/SIGTERM; then --json and
 // --trace files. The exit status is 0 only if every cycle succeeded.
 #include <getopt.h>
+#include <poll.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
@@ -34,10 +37,13 @@ namespace {
 
 App* g_signal_app = nullptr;
 
+// Async-signal-safe: an atomic store and a write to the stop eventfd.
 void on_signal(int) {
     if (g_signal_app) {
         g_signal_app->stop = true;
-        g_signal_app->cv.notify_all();
+        uint64_t one = 1;
+        ssize_t n = write(g_signal_app->stop_fd, &one, sizeof(one));
+        (void)n;
     }
 }
 
@@ -170,19 +176,23 @@ void print_periodic(App& app) {
 // signal, printing the state every --stats-period seconds.
 void serve(App& app) {
     printf("running; Ctrl-C (SIGINT) or SIGTERM to quit\n");
-    fflush(stdout);
+    using clock = std::chrono::steady_clock;
     auto period = std::chrono::seconds(app.opt.stats_period_s);
-    auto next = std::chrono::steady_clock::now() + period;
-    std::unique_lock lk(app.mu);
+    auto next = clock::now() + period;
     while (!app.stop) {
-        if (app.opt.stats_period_s == 0) {
-            app.cv.wait(lk);
-            continue;
+        int timeout_ms = -1;
+        if (app.opt.stats_period_s > 0) {
+            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(next - clock::now());
+            timeout_ms = int(std::max<int64_t>(left.count(), 0));
         }
-        if (app.cv.wait_until(lk, next) == std::cv_status::timeout) {
-            lk.unlock();
+        struct pollfd pfd = {app.stop_fd, POLLIN, 0};
+        int n = poll(&pfd, 1, timeout_ms);
+        if (n < 0 && errno != EINTR) {
+            printf("error: poll: %s\n", strerror(errno));
+            return;
+        }
+        if (n == 0) {
             print_periodic(app);
-            lk.lock();
             next += period;
         }
     }
@@ -265,6 +275,11 @@ int main(int argc, char** argv) {
         if (prc != 0) {
             rte_eal_cleanup();
             return prc > 0 ? 0 : 2;
+        }
+        if (app.stop_fd < 0) {
+            printf("error: eventfd: %s\n", strerror(errno));
+            rte_eal_cleanup();
+            return 2;
         }
         install_signals(app);
         if (app.opt.iface.empty()) {

@@ -9,6 +9,9 @@
 #include <cstring>
 #include <ctime>
 
+#include <sys/eventfd.h>
+#include <unistd.h>
+
 #include <rte_dev.h>
 #include <rte_vdpa.h>
 #include <rte_vhost.h>
@@ -105,10 +108,15 @@ bool parse_u32(const char* s, uint32_t& out, uint32_t min, uint32_t max) {
     return true;
 }
 
-App::App() { g_app = this; }
+App::App() {
+    g_app = this;
+    stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+}
 
 App::~App() {
     detach_all();
+    if (stop_fd >= 0)
+        close(stop_fd);
     if (!sock_dir.empty())
         rmdir(sock_dir.c_str());
     g_app = nullptr;

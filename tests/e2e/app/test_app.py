@@ -353,6 +353,7 @@ suspend all
 show device 0
 resume all
 cycle all 2 1
+resume all
 trace save {trace}
 quit
 """)
@@ -364,7 +365,9 @@ quit
                *[rf"^  {q} +SUSPEND " for q in range(VQS)],
                r"^vdpa> resume all$", r"resume of 1 device\(s\): ok",
                r"^vdpa> cycle all 2 1$", r"cycles on vdpa_mlx5async0",
-               r"^  suspend +2 +0 ", r"^  resume +2 +0 ")
+               r"^  suspend +2 +0 ", r"^  resume +2 +0 ",
+               # nothing suspended: fails, and adds no command to the count
+               r"^vdpa> resume all$", r"resume of 1 device\(s\): FAILED")
         line = next(l for l in lines if l.startswith("trace: ") and "written to" in l)
         m = re.match(r"trace: (\d+) command spans \((\d+) in suspend/resume batches, "
                      r"(\d+) in the app's calls, which issued (\d+) commands\)", line)
@@ -378,7 +381,8 @@ quit
         assert len(t["fw"]) == spans, (len(t["fw"]), line)
         # 3 suspends and 3 resumes over every virtq: each virtq has a track.
         assert {e["tid"] for e in fw_ops} == set(range(1, VQS + 1)), {e["tid"] for e in fw_ops}
-        assert len(t["ops"]) == 6 and len(t["phases"]) == 18, (len(t["ops"]), len(t["phases"]))
+        # 3 suspends and 4 resumes (the last one refused), each with 3 phases.
+        assert len(t["ops"]) == 7 and len(t["phases"]) == 21, (len(t["ops"]), len(t["phases"]))
         for o in t["ops"]:  # the phases of each operation nest inside it
             inside = [p for p in t["phases"] if p["pid"] == o["pid"] and
                       o["ts"] <= p["ts"] and p["ts"] + p["dur"] <= o["ts"] + o["dur"] + 0.002]
