@@ -117,6 +117,27 @@ void dispatch(void* parsed, struct cmdline* cl, void* data) {
 
 }  // namespace
 
+cmdline_parse_token_hdr_t* CommandTable::make_token(const TokSpec& ts) {
+    if (ts.kind == Tok::Keyword || ts.kind == Tok::Rest) {
+        auto* t = static_cast<cmdline_parse_token_string_t*>(
+            calloc(1, sizeof(cmdline_parse_token_string_t)));
+        if (t == nullptr)
+            throw std::bad_alloc();
+        allocs_.push_back(t);
+        t->hdr.ops = &cmdline_token_string_ops;
+        t->string_data.str = ts.kind == Tok::Rest ? TOKEN_STRING_MULTI : ts.text;
+        return &t->hdr;
+    }
+    auto* t = static_cast<WordToken*>(calloc(1, sizeof(WordToken)));
+    if (t == nullptr)
+        throw std::bad_alloc();
+    allocs_.push_back(t);
+    t->hdr.ops = &g_word_ops;
+    t->kind = ts.kind;
+    t->text = ts.text;
+    return &t->hdr;
+}
+
 CommandTable::CommandTable(App& app, const std::vector<CommandSpec>& specs) {
     g_app = &app;
     static_assert(sizeof(Words) <= CMDLINE_PARSE_RESULT_BUFSIZE);
@@ -137,26 +158,8 @@ CommandTable::CommandTable(App& app, const std::vector<CommandSpec>& specs) {
             unsigned offset = ts.kind == Tok::Rest
                                   ? unsigned(offsetof(Words, rest))
                                   : unsigned(offsetof(Words, w) + i * sizeof(cmdline_fixed_string_t));
-            cmdline_parse_token_hdr_t* hdr;
-            if (ts.kind == Tok::Keyword || ts.kind == Tok::Rest) {
-                auto* t = static_cast<cmdline_parse_token_string_t*>(
-                    calloc(1, sizeof(cmdline_parse_token_string_t)));
-                if (t == nullptr)
-                    throw std::bad_alloc();
-                t->hdr.ops = &cmdline_token_string_ops;
-                t->string_data.str = ts.kind == Tok::Rest ? TOKEN_STRING_MULTI : ts.text;
-                hdr = &t->hdr;
-            } else {
-                auto* t = static_cast<WordToken*>(calloc(1, sizeof(WordToken)));
-                if (t == nullptr)
-                    throw std::bad_alloc();
-                t->hdr.ops = &g_word_ops;
-                t->kind = ts.kind;
-                t->text = ts.text;
-                hdr = &t->hdr;
-            }
+            cmdline_parse_token_hdr_t* hdr = make_token(ts);
             hdr->offset = offset;
-            allocs_.push_back(hdr);
             inst->tokens[i] = hdr;
         }
         inst->tokens[ntok] = nullptr;

@@ -52,6 +52,7 @@ public:
     cmdline_parse_ctx_t* ctx() { return ctx_.data(); }
 
 private:
+    cmdline_parse_token_hdr_t* make_token(const TokSpec& ts);
     std::deque<CommandSpec> specs_;
     std::vector<void*> allocs_;           // tokens and instances (malloc)
     std::vector<cmdline_parse_inst_t*> ctx_;  // null-terminated

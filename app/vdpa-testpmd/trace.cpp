@@ -187,6 +187,24 @@ void Trace::record_op(const std::vector<Port*>& ps, rte_pmd_mlx5async_op op,
     }
 }
 
+// Perfetto names the tracks from these metadata events.
+void Trace::write_track_names(JsonWriter& w, const std::vector<Port*>& ports) const {
+    for (size_t pid = 0; pid < tids_.size(); pid++) {
+        if (tids_[pid].empty())
+            continue;
+        w.metadata(unsigned(pid + 1), 0, "process_name", ports.size() > pid
+                                                             ? ports[pid]->name.c_str()
+                                                             : "device");
+        for (int tid : tids_[pid]) {
+            std::string n = tid == 0 ? "driver phases"
+                            : tid == kOtherTid ? "device commands"
+                                               : "vq " + std::to_string(tid - 1);
+            w.metadata(unsigned(pid + 1), tid, "thread_name", n.c_str());
+            w.metadata_sort(unsigned(pid + 1), tid);
+        }
+    }
+}
+
 int Trace::save(const std::string& file, const std::vector<Port*>& ports) {
     if (active_)
         for (Port* p : ports)
@@ -209,20 +227,7 @@ int Trace::save(const std::string& file, const std::vector<Port*>& ports) {
     w.end_object();
     w.key("traceEvents");
     w.begin_array();
-    for (size_t pid = 0; pid < tids_.size(); pid++) {
-        if (tids_[pid].empty())
-            continue;
-        w.metadata(unsigned(pid + 1), 0, "process_name", ports.size() > pid
-                                                             ? ports[pid]->name.c_str()
-                                                             : "device");
-        for (int tid : tids_[pid]) {
-            std::string n = tid == 0 ? "driver phases"
-                            : tid == kOtherTid ? "device commands"
-                                               : "vq " + std::to_string(tid - 1);
-            w.metadata(unsigned(pid + 1), tid, "thread_name", n.c_str());
-            w.metadata_sort(unsigned(pid + 1), tid);
-        }
-    }
+    write_track_names(w, ports);
     for (const Event& e : events_) {
         double ts = (double(e.ts_ns) - double(t0_ns_)) / 1e3;
         w.complete_event(e.name.c_str(), e.cat.c_str(), e.pid, e.tid, ts, double(e.dur_ns) / 1e3,

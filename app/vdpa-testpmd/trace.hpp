@@ -11,6 +11,7 @@
 namespace vdpa_testpmd {
 
 struct Port;
+class JsonWriter;
 
 class Trace {
 public:
@@ -41,6 +42,7 @@ private:
         uint64_t ts_ns, dur_ns;
     };
     void drain(Port& p);
+    void write_track_names(JsonWriter& w, const std::vector<Port*>& ports) const;
     void add_span(const Port& p, const rte_pmd_mlx5async_cmd_span& s);
     bool active_ = false;
     uint64_t t0_ns_ = 0;
