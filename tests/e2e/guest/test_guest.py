@@ -1,0 +1,298 @@
+#!/usr/bin/env python3
+"""EAL-level tests of the PMD with tools/vhost-user-guest as the frontend:
+16 queue pairs (32 virtqs, more than DPDK's virtio_user takes), QEMU's
+stop sequence (SET_STATUS(0) + GET_VRING_BASE per ring), its migration
+destination order, ring enable/disable storms and the dirty log.
+
+usage: test_guest.py CASE --host VDPA_HOST --guest VHOST_USER_GUEST
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from e2e_lib import Host, Proc, Workdir, unique  # noqa: E402
+
+# Low emulated latencies keep the tests quick; the control path is the same.
+FAST = "emu_modify_us=20,emu_query_us=30,emu_create_us=20,emu_destroy_us=20,emu_umem_us=5"
+PAIRS = 16
+RINGS = 2 * PAIRS
+RDY, SUSPEND = 1, 2
+
+
+class Guest(Proc):
+    def __init__(self, binary, socket, pairs=PAIRS, extra=()):
+        super().__init__([binary, "--socket", socket, "--pairs", str(pairs)] + list(extra),
+                         name="vhost-user-guest")
+
+    def cmd(self, text, ok=True, timeout=60):
+        self.send(text)
+        r = json.loads(self.read_until(lambda l: l.startswith("{"), timeout))
+        if ok:
+            assert r.get("ok") is True, (text, r)
+        return r
+
+    def quit(self):
+        if self.p.poll() is None:
+            self.cmd("quit")
+            assert self.wait(30) == 0
+
+
+def make_host(args, wd):
+    sock = os.path.join(wd.path, "vhost.sock")
+    host = Host(args.host, f"vdpa_mlx5async0,emu=cx7,queues={PAIRS},queue_size=256,{FAST}",
+                sock, unique("guest-host"))
+    return host, sock
+
+
+def vq_states(info):
+    return {v["index"]: v["state"] for v in info["vqs"]}
+
+
+def wait_states(host, want, timeout=30):
+    """Polls `info` until every virtq index in want has that state (bounded)."""
+    end = time.monotonic() + timeout
+    while True:
+        info = host.cmd("info")
+        st = vq_states(info)
+        if all(st.get(i) == s for i, s in want.items()):
+            return info
+        if time.monotonic() > end:
+            raise AssertionError(f"virtq states {st}, wanted {want}")
+        time.sleep(0.05)
+
+
+def check_stopped(host, bases):
+    """After a stop: every virtq suspended, its hardware indexes the ones the
+    frontend got back from GET_VRING_BASE, no errors."""
+    info = host.cmd("info")
+    vqs = {v["index"]: v for v in info["vqs"]}
+    assert len(vqs) == RINGS, info
+    for i in range(RINGS):
+        v = vqs[i]
+        assert v["state"] == SUSPEND, (i, v)
+        assert v["avail"] == bases[i], (i, v, bases[i])
+        assert v["errors"] == 0, (i, v)
+    return vqs
+
+
+def no_base_mismatch(host):
+    """DPDK's vhost overrides SET_VRING_BASE with the used index it finds in
+    guest memory when they differ (and says so): the frontend's bases must
+    agree with its rings."""
+    host.cmd("info")  # every line logged before this answer is in host.lines
+    bad = [l for l in host.lines if "mismatches" in l]
+    assert not bad, bad[:5]
+
+
+def case_reconnect(args):
+    """32 virtqs up and down through 3 reconnects, each ring at its own index;
+    the bases returned by GET_VRING_BASE are the device's indexes and carry
+    over into the next session. Round 1 uses QEMU's destination order, round
+    2 posts buffers before stopping; a last start reuses the session."""
+    wd = Workdir()
+    host, sock = make_host(args, wd)
+    g = None
+    try:
+        g = Guest(args.guest, sock)
+        expect = None
+        for rnd in range(4):
+            if rnd > 0:
+                assert g.cmd("reconnect")["connections"] == rnd + 1
+            if rnd < 3:
+                # A fresh index per ring and round (ring 0 near the wrap).
+                expect = [(65530 + rnd) % 65536 if i == 0 else (i * 1000 + rnd * 17) % 65536
+                          for i in range(RINGS)]
+                for i, b in enumerate(expect):
+                    g.cmd(f"base {i} {b}")
+            # else: the last round restarts from the bases of the last stop.
+            r = g.cmd("start dst" if rnd == 1 else "start")
+            assert r["rings"] == RINGS and r["enabled"] == RINGS, r
+            assert int(r["features"], 16) >> 32 & 1, r  # VERSION_1
+            assert host.cmd("wait-ready 32 60", timeout=90)["rdy"] == RINGS
+            info = host.cmd("info")
+            assert info["vid"] >= 0, info
+            for v in info["vqs"]:
+                assert v["state"] == RDY and v["avail"] == expect[v["index"]], (rnd, v)
+            if rnd == 2:
+                assert g.cmd("post-tx 0 8 64")["posted"] == 8
+                assert g.cmd("post-rx 1 8")["posted"] == 8
+            bases = g.cmd("stop")["bases"]
+            assert len(bases) == RINGS, bases
+            vqs = check_stopped(host, bases)
+            if rnd == 2:
+                # Whatever the device consumed, the guest sees the device's used
+                # index and the frontend got its avail index back.
+                for ring in (0, 1):
+                    u = g.cmd(f"used {ring}")
+                    assert u["used_idx"] == vqs[ring]["used"], (u, vqs[ring])
+                    assert u["avail_idx"] == (expect[ring] + 8) % 65536, u
+                    assert 0 <= (bases[ring] - expect[ring]) % 65536 <= 8, (bases, expect)
+                expect = bases
+            else:
+                assert bases == expect, (rnd, bases, expect)
+        # Start again on the same session (QEMU resuming the VM after a
+        # failed migration): same rings, same indexes.
+        g.cmd("start")
+        assert host.cmd("wait-ready 32 60", timeout=90)["rdy"] == RINGS
+        assert g.cmd("stop")["bases"] == expect
+        check_stopped(host, expect)
+        g.quit()
+        g = None
+        assert host.cmd("wait-vid 0 60", timeout=90)["ok"]
+        info = host.cmd("info")
+        assert {v["state"] for v in info["vqs"]} == {SUSPEND}, info
+        no_base_mismatch(host)
+    finally:
+        if g:
+            g.kill()
+        host.kill()
+        wd.close()
+
+
+def case_pairs(args):
+    """A guest changing its queue-pair count: SET_VRING_ENABLE storms. The
+    device runs exactly the enabled rings each time."""
+    wd = Workdir()
+    host, sock = make_host(args, wd)
+    g = None
+    try:
+        g = Guest(args.guest, sock)
+        g.cmd("start")
+        assert host.cmd("wait-ready 32 60", timeout=90)["rdy"] == RINGS
+        for n in (4, 16, 1, 16, 4, 16):
+            assert g.cmd(f"pairs {n}")["enabled"] == 2 * n
+            wait_states(host, {i: RDY if i < 2 * n else SUSPEND for i in range(RINGS)})
+        # Single rings too: disable 5 and 30, enable them back.
+        g.cmd("disable 5")
+        g.cmd("disable 30")
+        wait_states(host, {i: SUSPEND if i in (5, 30) else RDY for i in range(RINGS)})
+        g.cmd("enable 5")
+        g.cmd("enable 30")
+        wait_states(host, {i: RDY for i in range(RINGS)})
+        bases = g.cmd("stop")["bases"]
+        check_stopped(host, bases)
+        # The guest keeps its pair count across a new session: 4 pairs.
+        g.cmd("pairs 4")
+        g.cmd("reconnect")
+        r = g.cmd("start")
+        assert r["enabled"] == 8, r
+        wait_states(host, {i: RDY if i < 8 else SUSPEND for i in range(RINGS)})
+        g.cmd("pairs 16")
+        assert host.cmd("wait-ready 32 60", timeout=90)["rdy"] == RINGS
+        check_stopped(host, g.cmd("stop disable")["bases"])  # virtio_user's way
+        no_base_mismatch(host)
+        g.quit()
+        g = None
+    finally:
+        if g:
+            g.kill()
+        host.kill()
+        wd.close()
+
+
+def pmd_said(host, text):
+    """How many host output lines so far contain text (the PMD logs at info)."""
+    host.cmd("info")
+    return sum(text in l for l in host.lines)
+
+
+def case_log(args):
+    """Dirty logging: log-on while running (SET_LOG_BASE, SET_FEATURES with
+    LOG_ALL, SET_VRING_ADDR with the log flag) is accepted; the stop then
+    logs exactly every ring's used ring dirty; with log-off nothing is logged."""
+    wd = Workdir()
+    host, sock = make_host(args, wd)
+    g = None
+    try:
+        g = Guest(args.guest, sock)
+        g.cmd("start")
+        assert host.cmd("wait-ready 32 60", timeout=90)["rdy"] == RINGS
+        r = g.cmd("log-on")
+        assert int(r["features"], 16) >> 26 & 1, r
+        assert r["log_bytes"] >= (64 << 20) // 4096 // 8, r  # 64 MiB at 4 KiB pages
+        assert host.cmd("wait-ready 32 60", timeout=90)["rdy"] == RINGS  # still running
+        assert pmd_said(host, "dirty logging on") == 1
+        d = g.cmd("log-dirty")
+        assert d["count"] == 0, d  # nothing moved yet
+        check_stopped(host, g.cmd("stop")["bases"])
+        d = g.cmd("log-dirty")
+        assert d["used_rings_dirty"] == list(range(RINGS)), d
+        assert d["count"] == RINGS, d  # one page per used ring (256 entries), nothing else
+        # A new session (migration destination side) keeps logging on.
+        g.cmd("log-clear")
+        g.cmd("reconnect")
+        r = g.cmd("start")
+        assert int(r["features"], 16) >> 26 & 1, r
+        assert host.cmd("wait-ready 32 60", timeout=90)["rdy"] == RINGS
+        check_stopped(host, g.cmd("stop")["bases"])
+        d = g.cmd("log-dirty")  # logged into the log of the new session
+        assert d["used_rings_dirty"] == list(range(RINGS)) and d["count"] == RINGS, d
+        g.cmd("log-clear")
+        g.cmd("start")  # same session again (QEMU resuming after a failed migration)
+        assert host.cmd("wait-ready 32 60", timeout=90)["rdy"] == RINGS
+        r = g.cmd("log-off")
+        assert not int(r["features"], 16) >> 26 & 1, r
+        assert pmd_said(host, "dirty logging off") == 1
+        check_stopped(host, g.cmd("stop")["bases"])
+        d = g.cmd("log-dirty")
+        assert d["count"] == 0, d  # logging off: the stop logs nothing
+        no_base_mismatch(host)
+        g.quit()
+        g = None
+    finally:
+        if g:
+            g.kill()
+        host.kill()
+        wd.close()
+
+
+def case_errors(args):
+    """Failures name the request and exit non-zero; the backend keeps
+    serving the next frontend."""
+    wd = Workdir()
+    try:
+        missing = os.path.join(wd.path, "absent.sock")
+        g = Guest(args.guest, missing, extra=["--script", "start;quit"])
+        assert g.wait(30) == 1
+        g.read_until(lambda l: '"fatal":true' in l and "connect " + missing in l, 10)
+
+        host, sock = make_host(args, wd)
+        try:
+            g = Guest(args.guest, sock, extra=["--script", "set-num 0 100;quit"])
+            assert g.wait(30) == 1
+            g.read_until(lambda l: '"error":"SET_VRING_NUM: NACK' in l, 10)
+
+            g = Guest(args.guest, sock)
+            r = g.cmd("bogus", ok=False)
+            assert r["ok"] is False and "unknown command" in r["error"], r
+            r = g.cmd("stop", ok=False)
+            assert "not started" in r["error"], r
+            g.cmd("start")
+            assert host.cmd("wait-ready 32 60", timeout=90)["rdy"] == RINGS
+            host.kill()  # the backend goes away under a running guest
+            g.send("stop")
+            line = g.read_until(lambda l: l.startswith("{"), 30)
+            r = json.loads(line)
+            assert r["ok"] is False and r["fatal"] is True, r
+            assert r["error"].startswith(("SET_STATUS: ", "GET_VRING_BASE: ")), r
+            assert g.wait(30) == 1
+        finally:
+            host.kill()
+    finally:
+        wd.close()
+
+
+CASES = {"reconnect": case_reconnect, "pairs": case_pairs, "log": case_log,
+         "errors": case_errors}
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("case", choices=sorted(CASES))
+    ap.add_argument("--host", required=True)
+    ap.add_argument("--guest", required=True)
+    a = ap.parse_args()
+    CASES[a.case](a)
+    print(f"{a.case}: ok")
