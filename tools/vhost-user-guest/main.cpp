@@ -141,8 +141,9 @@ std::string Commands::run(const std::string& line, bool& quit) {
         std::vector<int> used_dirty;  // rings whose used ring is marked dirty
         for (int r = 0; r < fe_.nrings(); r++)
             if (log->dirty(fe_.ring(r).used_gpa(), fe_.ring(r).used_bytes())) used_dirty.push_back(r);
-        if (pages.size() > 1024) pages.resize(1024);
-        return ok + ",\"count\":" + std::to_string(log->dirty_pages().size()) +
+        size_t count = pages.size();
+        if (pages.size() > 1024) pages.resize(1024);  // the first 1024 listed
+        return ok + ",\"count\":" + std::to_string(count) +
                ",\"used_rings_dirty\":" + list(used_dirty) + ",\"pages\":" + list(pages) + "}";
     }
     if (cmd == "reconnect") {

@@ -9,6 +9,7 @@ usage: test_guest.py CASE --host VDPA_HOST --guest VHOST_USER_GUEST
 import argparse
 import json
 import os
+import socket
 import sys
 import time
 
@@ -253,35 +254,58 @@ def case_errors(args):
     """Failures name the request and exit non-zero; the backend keeps
     serving the next frontend."""
     wd = Workdir()
+    procs = []
+
+    def guest(sock, *extra):
+        procs.append(Guest(args.guest, sock, extra=extra))
+        return procs[-1]
+
+    host = None
     try:
         missing = os.path.join(wd.path, "absent.sock")
-        g = Guest(args.guest, missing, extra=["--script", "start;quit"])
+        g = guest(missing, "--script", "start;quit")
         assert g.wait(30) == 1
-        g.read_until(lambda l: '"fatal":true' in l and "connect " + missing in l, 10)
+        g.read_until(lambda l: '"fatal":true' in l and
+                     f"connect {missing}: No such file" in l, 10)
+        # A socket nobody listens on: connection refused.
+        refused = os.path.join(wd.path, "refused.sock")
+        lone = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        lone.bind(refused)
+        try:
+            g = guest(refused, "--script", "info;start;quit")
+            assert g.wait(30) == 1
+            g.read_until(lambda l: '"fatal":true' in l and "Connection refused" in l, 10)
+        finally:
+            lone.close()
 
         host, sock = make_host(args, wd)
-        try:
-            g = Guest(args.guest, sock, extra=["--script", "set-num 0 100;quit"])
-            assert g.wait(30) == 1
-            g.read_until(lambda l: '"error":"SET_VRING_NUM: NACK' in l, 10)
+        # The backend refuses a ring size that is not a power of 2: REPLY_ACK NACK.
+        g = guest(sock, "--script", "set-num 0 100;quit")
+        assert g.wait(30) == 1
+        g.read_until(lambda l: '"error":"SET_VRING_NUM: NACK' in l, 10)
 
-            g = Guest(args.guest, sock)
-            r = g.cmd("bogus", ok=False)
-            assert r["ok"] is False and "unknown command" in r["error"], r
-            r = g.cmd("stop", ok=False)
-            assert "not started" in r["error"], r
-            g.cmd("start")
-            assert host.cmd("wait-ready 32 60", timeout=90)["rdy"] == RINGS
-            host.kill()  # the backend goes away under a running guest
-            g.send("stop")
-            line = g.read_until(lambda l: l.startswith("{"), 30)
-            r = json.loads(line)
-            assert r["ok"] is False and r["fatal"] is True, r
-            assert r["error"].startswith(("SET_STATUS: ", "GET_VRING_BASE: ")), r
-            assert g.wait(30) == 1
-        finally:
-            host.kill()
+        g = guest(sock)
+        r = g.cmd("bogus", ok=False)
+        assert r["ok"] is False and "unknown command" in r["error"], r
+        r = g.cmd("stop", ok=False)
+        assert "not started" in r["error"], r
+        r = g.cmd(f"pairs {PAIRS + 1}", ok=False)
+        assert "expected 1..16" in r["error"], r
+        g.cmd("start")
+        assert host.cmd("wait-ready 32 60", timeout=90)["rdy"] == RINGS
+        r = g.cmd("bad-desc 2")
+        assert r["addr"] >= 64 << 20 and r["avail_idx"] == 1, r  # outside guest memory
+        host.kill()  # the backend goes away under a running guest
+        g.send("stop")
+        r = json.loads(g.read_until(lambda l: l.startswith("{"), 30))
+        assert r["ok"] is False and r["fatal"] is True, r
+        assert r["error"].startswith(("SET_STATUS: ", "GET_VRING_BASE: ")), r
+        assert g.wait(30) == 1
     finally:
+        for p in procs:
+            p.kill()
+        if host:
+            host.kill()
         wd.close()
 
 
