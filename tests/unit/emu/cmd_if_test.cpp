@@ -88,6 +88,7 @@ TEST_F(CmdIf, AsyncBusyOnlyWhenThrottleFull) {
     ASSERT_NE(cc, nullptr);
     fcntl(cc->fd, F_SETFL, O_NONBLOCK);
     auto in = query_in(vq);
+    uint64_t base = dev_->counters().completed;
     for (uint64_t i = 0; i < 16; ++i)
         ASSERT_EQ(A.obj_query_async(vq.obj, in.data(), in.size(), prm::kVirtqQueryOutBytes, i, cc), 0)
             << "EBUSY before the throttle was full, at " << i;
@@ -98,9 +99,12 @@ TEST_F(CmdIf, AsyncBusyOnlyWhenThrottleFull) {
     EXPECT_EQ(dev_->complete_next(1), 1u);
     ASSERT_TRUE(readable(cc->fd, kDeadline));
     EXPECT_EQ(drain(A, cc).size(), 1u);
+    // Its token returns right after the completion is queued (kernel order).
+    ASSERT_TRUE(dev_->wait_completed(base + 1, kDeadline));
+    EXPECT_EQ(dev_->inflight(), 15u);
     EXPECT_EQ(A.obj_query_async(vq.obj, in.data(), in.size(), prm::kVirtqQueryOutBytes, 16, cc), 0);
     EXPECT_EQ(dev_->complete_next(16), 16u);
-    ASSERT_TRUE(dev_->wait_completed(dev_->counters().completed + 0, kDeadline));
+    ASSERT_TRUE(dev_->wait_completed(base + 17, kDeadline));
     A.destroy_cmd_comp(cc);
 }
 
