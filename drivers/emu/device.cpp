@@ -122,6 +122,15 @@ size_t Device::virtq_count() {
     return state_.virtqs.size();
 }
 
+std::vector<uint32_t> Device::virtqs_of_queue(uint16_t queue_index) {
+    std::lock_guard lk(state_.mu);
+    std::vector<uint32_t> ids;
+    state_.virtqs.for_each([&](uint32_t id, VirtqObj& v) {
+        if (v.attr.queue_index == queue_index) ids.push_back(id);
+    });
+    return ids;
+}
+
 void Device::drop_context_objects(uint32_t ctx) {
     std::lock_guard lk(state_.mu);
     std::vector<uint32_t> ids;

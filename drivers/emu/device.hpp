@@ -90,6 +90,8 @@ public:
     Result<void> kick(uint32_t obj_id);
     Result<UmemInfo> umem_info(uint32_t umem_id);
     size_t virtq_count();
+    // Object ids of the virtqs with this queue_index (any context).
+    std::vector<uint32_t> virtqs_of_queue(uint16_t queue_index);
 
     // Ends hung and queued commands (blocking callers get ENXIO, async ones
     // are flushed), then every later command fails with ENXIO.

@@ -140,3 +140,17 @@ TEST_F(Virtq, QueryCountersReturnsZeroedCounters) {
 
 }  // namespace
 }  // namespace mlx5async::emu::test
+
+namespace mlx5async::emu::test {
+namespace {
+
+TEST_F(Virtq, FoundByQueueIndex) {
+    Vq a = virtq_in_state(prm::VirtqState::INIT, 4);
+    Vq b = virtq_in_state(prm::VirtqState::INIT, 5);
+    EXPECT_EQ(dev_->virtqs_of_queue(4), std::vector<uint32_t>{a.id});
+    EXPECT_EQ(dev_->virtqs_of_queue(5), std::vector<uint32_t>{b.id});
+    EXPECT_TRUE(dev_->virtqs_of_queue(6).empty());
+}
+
+}  // namespace
+}  // namespace mlx5async::emu::test
