@@ -7,6 +7,9 @@
 #include <cstring>
 #include <string>
 
+#include <poll.h>
+#include <unistd.h>
+
 #include <cmdline.h>
 #include <cmdline_socket.h>
 #include <rte_vdpa.h>
@@ -318,15 +321,39 @@ int Commands::run_file(const std::string& path) {
     return 0;
 }
 
+// The prompt's own loop instead of cmdline_interact(): a signal may land on
+// any EAL or vhost thread, so a blocking read() on stdin would not see it;
+// the handler writes stop_fd, which is polled next to stdin.
 void Commands::run_interactive() {
+    App& app = impl_->app;
     struct cmdline* cl = cmdline_stdin_new(impl_->table.ctx(), "vdpa> ");
     if (cl == nullptr) {
         printf("error: cannot start the prompt\n");
         return;
     }
-    impl_->app.cl = cl;
-    cmdline_interact(cl);
-    impl_->app.cl = nullptr;
+    app.cl = cl;
+    while (!app.quit && !app.stop) {
+        struct pollfd fds[2] = {{STDIN_FILENO, POLLIN, 0}, {app.stop_fd, POLLIN, 0}};
+        if (poll(fds, 2, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            printf("error: poll: %s\n", strerror(errno));
+            break;
+        }
+        if (fds[1].revents != 0)
+            break;
+        if (fds[0].revents == 0)
+            continue;
+        char buf[256];
+        ssize_t n = read(STDIN_FILENO, buf, sizeof(buf));
+        if (n < 0 && errno == EINTR)
+            continue;
+        // EOF, or Ctrl-D / `quit` (the library then refuses more input).
+        if (n <= 0 || cmdline_in(cl, buf, int(n)) < 0)
+            break;
+    }
+    printf("\n");
+    app.cl = nullptr;
     cmdline_stdin_exit(cl);  // restores the terminal and frees cl
 }
 

@@ -292,9 +292,11 @@ def case_exit_status(args):
 
 
 def case_interactive(args):
-    """-i: the prompt reads commands from stdin, errors keep it running."""
+    """-i: the prompt reads commands from stdin, errors keep it running;
+    SIGTERM ends it cleanly whichever thread the signal lands on."""
     wd = Workdir()
     app = App(args, wd, ["-i"], stdin=subprocess.PIPE)
+    app2 = None
     try:
         app.wait_for(r"mlx5async device\(s\)")
         app.send("show device nosuch")
@@ -305,8 +307,15 @@ def case_interactive(args):
         assert app.wait() == 0, "\n".join(app.lines())
         expect(app.lines(), r"unknown device 'nosuch'", r"1 device\(s\)",
                r"^cycles: 0 ok, 0 failed$")
+        app2 = App(args, wd, ["-i", "--auto-start"], stdin=subprocess.PIPE)
+        app2.wait_for(r"attached to .*vhost0")
+        app2.p.send_signal(signal.SIGTERM)
+        assert app2.wait() == 0, "\n".join(app2.lines())
+        expect(app2.lines(), r"^cycles: 0 ok, 0 failed$", r"detached from .*vhost0")
     finally:
         app.kill()
+        if app2:
+            app2.kill()
         wd.close()
 
 
