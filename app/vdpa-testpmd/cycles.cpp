@@ -1,11 +1,11 @@
 // vdpa-testpmd: suspend / resume calls, cycles and strategy comparisons.
 #include "cycles.hpp"
 
+#include <poll.h>
+
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <thread>
 
 #include "report.hpp"
 #include "trace.hpp"
@@ -136,8 +136,13 @@ CycleRun run_cycles(App& app, const std::vector<Port*>& ps, uint32_t count,
     run.key = key_for(ps);
     bool have_queues = false;
     for (uint32_t i = 0; i < count && !app.stop; i++) {
-        if (i > 0 && interval_ms > 0)  // pacing between cycles, not a wait
-            std::this_thread::sleep_for(std::chrono::milliseconds(interval_ms));
+        if (i > 0 && interval_ms > 0) {
+            // Pacing between cycles; a signal (stop_fd) cuts it short.
+            struct pollfd pfd = {app.stop_fd, POLLIN, 0};
+            poll(&pfd, 1, int(interval_ms));
+            if (app.stop)
+                break;
+        }
         OpResult s = run_op(app, ps, RTE_PMD_MLX5ASYNC_OP_SUSPEND);
         // Resume even after a failed suspend: it brings back what was suspended.
         OpResult r = run_op(app, ps, RTE_PMD_MLX5ASYNC_OP_RESUME);
