@@ -220,6 +220,7 @@ void CommandInterface::fw_loop() {
 }
 
 void CommandInterface::shutdown() {
+    std::lock_guard once(shutdown_mu_);
     {
         std::lock_guard lk(mu_);
         closing_ = true;

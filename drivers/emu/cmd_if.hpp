@@ -110,6 +110,7 @@ private:
     std::vector<PendingPtr> async_;           // async commands not yet finished
     std::vector<Pending*> running_;           // holding a slot
     CmdCounters counters_;
+    std::mutex shutdown_mu_;  // serialises shutdown() callers (join once)
     std::jthread fw_;
 };
 
