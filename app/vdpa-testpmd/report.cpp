@@ -65,7 +65,13 @@ void print_device(App& app, Port& p) {
         return;
     }
     banner("device %s", p.name.c_str());
-    int vid = app.port_vid(p);
+    int vid;
+    uint64_t connections;
+    {
+        std::lock_guard lk(app.mu);  // written by the vhost thread
+        vid = p.vid;
+        connections = p.connections;
+    }
     printf("  backend: %s  strategy: %s  max_inflight: %u  fw_max_inflight: %u\n", info.backend,
            strategy_name(info.strategy), info.max_inflight, info.fw_max_inflight);
     printf("  virtqs: %u of %u  queue_size: %u  features: 0x%016" PRIx64 "\n", info.queues,
@@ -73,7 +79,7 @@ void print_device(App& app, Port& p) {
     printf("  profile: modify %.3f ms  query %.3f ms\n", ms(info.modify_ns), ms(info.query_ns));
     printf("  socket: %s  vid: %d  frontend: %s  connections: %" PRIu64 "\n",
            p.attached ? p.socket.c_str() : "-", vid,
-           vid < 0 ? "none" : (app.is_ready(p) ? "ready" : "connected"), p.connections);
+           vid < 0 ? "none" : (app.is_ready(p) ? "ready" : "connected"), connections);
     std::vector<VqInfo> vqs(std::max(info.max_queues, info.queues) + 1);
     int n = rte_pmd_mlx5async_get_vq_info(p.dev, vqs.data(), unsigned(vqs.size()));
     if (n < 0) {
