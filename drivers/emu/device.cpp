@@ -117,6 +117,14 @@ Result<UmemInfo> Device::umem_info(uint32_t umem_id) {
     return UmemInfo{u->addr, u->size, u->refs};
 }
 
+Result<void> Device::set_virtq_counters(uint32_t counters_id, const prm::VirtqCounters& v) {
+    std::lock_guard lk(state_.mu);
+    auto c = state_.counters.find(counters_id);
+    if (!c) return unexpected(c.error());
+    c->values = v;
+    return {};
+}
+
 size_t Device::virtq_count() {
     std::lock_guard lk(state_.mu);
     return state_.virtqs.size();

@@ -89,6 +89,9 @@ public:
     // A doorbell: delivered in RDY, recorded while INIT/SUSPEND, replayed on RDY.
     Result<void> kick(uint32_t obj_id);
     Result<UmemInfo> umem_info(uint32_t umem_id);
+    // Sets what QUERY of a VIRTIO_Q_COUNTERS object returns (until the
+    // datapath counts).
+    Result<void> set_virtq_counters(uint32_t counters_id, const prm::VirtqCounters& v);
     size_t virtq_count();
     // Object ids of the virtqs with this queue_index (any context).
     std::vector<uint32_t> virtqs_of_queue(uint16_t queue_index);

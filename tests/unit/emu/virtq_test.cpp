@@ -123,7 +123,7 @@ TEST_F(Virtq, CountersPinnedByVirtqCannotBeDestroyed) {
     EXPECT_EQ(A.obj_destroy(c), 0);
 }
 
-TEST_F(Virtq, QueryCountersReturnsZeroedCounters) {
+TEST_F(Virtq, QueryCountersReturnsStoredValues) {
     std::vector<std::byte> in(prm::kCountersCreateInBytes), out(prm::kGeneralObjOutHdrBytes);
     prm::encode_create_counters(in);
     auto* c = A.obj_create(ctx_, in.data(), in.size(), out.data(), out.size());
@@ -135,6 +135,10 @@ TEST_F(Virtq, QueryCountersReturnsZeroedCounters) {
     auto v = prm::decode_query_counters_out(qout, id);
     ASSERT_TRUE(v);
     EXPECT_EQ(*v, prm::VirtqCounters{});
+    prm::VirtqCounters set{10, 9, 1, 2, 3, 4};
+    ASSERT_TRUE(dev_->set_virtq_counters(id, set));
+    ASSERT_EQ(A.obj_query(c, qin.data(), qin.size(), qout.data(), qout.size()), 0);
+    EXPECT_EQ(*prm::decode_query_counters_out(qout, id), set);
     EXPECT_EQ(A.obj_destroy(c), 0);
 }
 
