@@ -19,6 +19,7 @@ import signal
 import subprocess
 import sys
 import time
+import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -26,6 +27,9 @@ from app_lib import (DEADLINE, VDEV, VQS, App, app_argv, expect, run_app,  # noq
                      script, start_frontend, stop_frontend, with_frontend)
 from check_json import check_trace, validate  # noqa: E402
 from e2e_lib import Workdir, unique  # noqa: E402
+
+PLOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tools",
+                    "plot.py")
 
 def load_schema(args):
     with open(args.schema) as f:
@@ -193,6 +197,13 @@ def case_cycles(args):
         for r in got.values():
             assert r["samples"] == n and r["failures"] == 0 and r["queues"] == VQS, r
             assert r["min_ms"] <= r["median_ms"] <= r["p99_ms"] <= r["max_ms"], r
+        # The demo's plot helper reads these files: one line per strategy.
+        svg = os.path.join(wd.path, "plot.svg")
+        subprocess.run([sys.executable, PLOT, "-o", svg, "--op", "both", res], check=True,
+                       timeout=DEADLINE)
+        root = ET.parse(svg).getroot()
+        polys = root.findall("{http://www.w3.org/2000/svg}polyline")
+        assert len(polys) == 2 * 4, len(polys)  # 3 strategies + ideal, 2 panels
     finally:
         wd.close()
 
