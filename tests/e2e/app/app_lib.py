@@ -1,5 +1,6 @@
 """Helpers of the vdpa-testpmd end-to-end tests: the app and the frontend
 as processes with output in files, scripts, ordered output matching."""
+import itertools
 import os
 import re
 import signal
@@ -8,7 +9,15 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from e2e_lib import EAL_COMMON, unique  # noqa: E402
+from e2e_lib import EAL_COMMON  # noqa: E402
+from e2e_lib import unique as _unique  # noqa: E402
+
+_SEQ = itertools.count()
+
+
+def unique(prefix):
+    """EAL file prefixes and file names: distinct even within one millisecond."""
+    return _unique(f"{prefix}{next(_SEQ)}")
 
 QP = 4            # queue pairs of the device and of the frontend: 8 virtqs
 VQS = 2 * QP
@@ -96,7 +105,7 @@ def start_frontend(wd, sock="vhost0", server=False):
     log = open(os.path.join(wd.path, f"frontend-{sock}.log"), "w")
     vdev = f"net_virtio_user0,path={os.path.join(wd.path, sock)},queues={QP}"
     argv = ["dpdk-testpmd"] + EAL_COMMON + [
-        "--file-prefix", unique("fe"), "--vdev", vdev + (",server=1" if server else ""), "--",
+        "--file-prefix", unique(f"fe-{sock}"), "--vdev", vdev + (",server=1" if server else ""), "--",
         f"--rxq={QP}", f"--txq={QP}", "--total-num-mbufs=4096", "--disable-link-check", "-i"]
     p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT,
                          text=True, start_new_session=True)
@@ -123,7 +132,8 @@ def stop_frontend(fe):
 
 def with_frontend(args, wd, app_opts, devices=1, vdevs=None):
     """Starts the app, then one frontend per device on its socket; returns
-    the app's (exit status, lines) once it exits."""
+    the app's (exit status, lines) once it exits. On a non-zero status the
+    frontends' output follows the app's, for the failure message."""
     app = App(args, wd, app_opts, vdevs=vdevs)
     fes = []
     try:
@@ -131,7 +141,12 @@ def with_frontend(args, wd, app_opts, devices=1, vdevs=None):
             app.wait_for(rf"attached to .*vhost{d}")
             fes.append(start_frontend(wd, f"vhost{d}"))
         rc = app.wait(4 * DEADLINE)
-        return rc, app.lines()
+        lines = app.lines()
+        if rc != 0:
+            for d in range(devices):
+                with open(os.path.join(wd.path, f"frontend-vhost{d}.log")) as f:
+                    lines += [f"--- frontend vhost{d}:"] + f.read().splitlines()[-30:]
+        return rc, lines
     finally:
         app.kill()
         for fe in fes:

@@ -24,9 +24,9 @@ import xml.etree.ElementTree as ET
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from app_lib import (DEADLINE, VDEV, VQS, App, app_argv, expect, run_app,  # noqa: E402
-                     script, start_frontend, stop_frontend, with_frontend)
+                     script, start_frontend, stop_frontend, unique, with_frontend)
 from check_json import check_trace, validate  # noqa: E402
-from e2e_lib import Workdir, unique  # noqa: E402
+from e2e_lib import Workdir  # noqa: E402
 
 PLOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tools",
                     "plot.py")
