@@ -293,9 +293,16 @@ def case_exit_status(args):
         rc, lines = run_app(args, wd, ["--auto-start", "--wait-ready", "1", "--cycles", "1"])
         assert rc == 1, f"exit status {rc}:\n" + "\n".join(lines)
         expect(lines, r"error: vdpa_mlx5async0: frontend not ready after 1 s", r"^cycles: 0 ok")
-        rc, lines = run_app(args, wd, ["--auto-start", "--cycles", "2"])
+        res = os.path.join(wd.path, "r.json")
+        rc, lines = run_app(args, wd, ["--auto-start", "--cycles", "2", "--json", res])
         assert rc == 1, f"exit status {rc}:\n" + "\n".join(lines)
         expect(lines, r"cycle 1/2: .*FAILED$", r"^cycles: 0 ok, 2 failed$")
+        with open(res) as f:
+            doc = json.load(f)
+        assert not validate(doc, load_schema(args)), validate(doc, load_schema(args))
+        assert doc["cycles_failed"] == 2 and len(doc["results"]) == 2, doc
+        for r in doc["results"]:  # no sample: times are null, failures counted
+            assert r["samples"] == 0 and r["failures"] == 2 and r["median_ms"] is None, r
         rc, lines = run_app(args, wd, ["--cycles", "x"])
         assert rc == 2 and any("invalid value 'x' for --cycles" in l for l in lines), lines
     finally:
