@@ -175,6 +175,7 @@ bool run_strategies(App& app, const std::vector<Port*>& ps, uint32_t count,
                     uint32_t interval_ms) {
     std::vector<StrategyColumn> cols;
     bool ok = true;
+    uint32_t last_queues = 0;
     for (auto s : app.opt.strategies) {
         for (Port* p : ps) {
             int rc = rte_pmd_mlx5async_set_strategy(p->dev, s);
@@ -187,11 +188,17 @@ bool run_strategies(App& app, const std::vector<Port*>& ps, uint32_t count,
         printf("strategy %s: %u cycles over %zu device(s)\n", strategy_name(s), count, ps.size());
         CycleRun run = run_cycles(app, ps, count, interval_ms);
         print_cycle_summary(ps, run);
+        last_queues = run.key.queues;
         ok = ok && run.failed_cycles == 0 && run.cycles == count;
         cols.push_back({strategy_name(s), {summarize(run.ops[0]), summarize(run.ops[1])}});
         if (app.stop)
             return false;
     }
+    DevInfo info;
+    if (!ps.empty() && rte_pmd_mlx5async_get_dev_info(ps[0]->dev, &info) == 0)
+        printf("\nstrategy comparison: %s, %zu device(s), %u virtqs per batch, max_inflight %u, "
+               "%u cycles per strategy\n",
+               info.backend, ps.size(), last_queues, info.max_inflight, count);
     print_strategy_table(cols);
     return ok;
 }
