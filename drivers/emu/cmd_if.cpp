@@ -21,6 +21,10 @@ struct CommandInterface::Pending {
     bool started = false;
     bool forced = false;  // complete_next released it
     int64_t due = 0;
+    // A blocking caller waits on its own condition variable, woken only by
+    // what concerns it (its slot, its due time, close): one broadcast per
+    // event to every waiter costs more CPU than the commands themselves.
+    std::condition_variable cv;
     TraceEntry tr;
 };
 
@@ -100,8 +104,10 @@ void CommandInterface::grant_slots() {
         p->due = p->tr.start_ns + latency_ns(p->desc.opcode) + p->timing.extra_ns;
         running_.push_back(p.get());
         granted = true;
+        if (p->async) fw_cv_.notify_one();  // a new due time to sleep towards
+        else p->cv.notify_one();
     }
-    if (granted) cv_.notify_all();
+    if (granted) cv_.notify_all();  // observers (wait_running)
 }
 
 bool CommandInterface::reached(const Pending& p) const {
@@ -121,6 +127,7 @@ void CommandInterface::finish(Pending& p, const CmdOutcome& o, std::unique_lock<
     if (p.throttled) {
         ++throttle_free_;
         --inflight_;
+        throttle_cv_.notify_one();
     }
     ++counters_.completed;
     p.tr.end_ns = clock_.now_ns();
@@ -138,7 +145,7 @@ CmdOutcome CommandInterface::run_blocking(const CmdDesc& d, CmdTiming t, CmdFn f
     PendingPtr p = admit(d, t, std::move(fn), false);
     if (p->throttled) {
         // mlx5_core: down(&throttle_sem) for blocking commands.
-        cv_.wait(lk, [&] { return throttle_free_ > 0 || closing_; });
+        throttle_cv_.wait(lk, [&] { return throttle_free_ > 0 || closing_; });
         if (closing_) {
             p->throttled = false;
             CmdOutcome o{ENXIO, 0, 0};
@@ -150,7 +157,8 @@ CmdOutcome CommandInterface::run_blocking(const CmdDesc& d, CmdTiming t, CmdFn f
     }
     slot_queue_.push_back(p);
     grant_slots();
-    while (!closing_ && !reached(*p)) clock_.wait_until(lk, cv_, p->timing.hang ? kNever : p->due);
+    while (!closing_ && !reached(*p))
+        clock_.wait_until(lk, p->cv, p->timing.hang || !p->started ? kNever : p->due);
     bool aborted = !reached(*p);
     lk.unlock();
     CmdOutcome o = p->fn(aborted);
@@ -176,7 +184,6 @@ int CommandInterface::submit_async(const CmdDesc& d, CmdTiming t, CmdFn fn) {
     async_.push_back(p);
     slot_queue_.push_back(p);
     grant_slots();
-    cv_.notify_all();
     return 0;
 }
 
@@ -215,7 +222,7 @@ void CommandInterface::fw_loop() {
             continue;
         }
         if (closing_) break;
-        clock_.wait_until(lk, cv_, next_due);
+        clock_.wait_until(lk, fw_cv_, next_due);
     }
 }
 
@@ -224,7 +231,7 @@ void CommandInterface::shutdown() {
     {
         std::lock_guard lk(mu_);
         closing_ = true;
-        cv_.notify_all();
+        wake_all_locked();
     }
     if (fw_.joinable()) fw_.join();
     // Blocking callers leave on their own (closing_); wait for them so the
@@ -242,8 +249,11 @@ size_t CommandInterface::complete_next(size_t n) {
         return a->due != b->due ? a->due < b->due : a->tr.seq < b->tr.seq;
     });
     size_t count = std::min(n, v.size());
-    for (size_t i = 0; i < count; ++i) v[i]->forced = true;
-    if (count) cv_.notify_all();
+    for (size_t i = 0; i < count; ++i) {
+        v[i]->forced = true;
+        v[i]->cv.notify_one();
+    }
+    if (count) fw_cv_.notify_one();
     return count;
 }
 
@@ -264,6 +274,15 @@ CmdCounters CommandInterface::counters() const {
 
 void CommandInterface::wake() {
     std::lock_guard lk(mu_);
+    wake_all_locked();
+}
+
+// Under mu_: every waiter re-checks (close, manual clock moved).
+void CommandInterface::wake_all_locked() {
+    for (Pending* p : running_) p->cv.notify_one();
+    for (const PendingPtr& p : slot_queue_) p->cv.notify_one();
+    throttle_cv_.notify_all();
+    fw_cv_.notify_all();
     cv_.notify_all();
 }
 

@@ -93,12 +93,15 @@ private:
     void finish(Pending& p, const CmdOutcome& o, std::unique_lock<std::mutex>& lk);
     void fw_loop();
     PendingPtr next_due_async(int64_t& next_due);
+    void wake_all_locked();
 
     const Profile& profile_;
     Clock& clock_;
     Trace& trace_;
     mutable std::mutex mu_;  // everything below
-    std::condition_variable cv_;
+    std::condition_variable cv_;           // state changed: observers (tests)
+    std::condition_variable throttle_cv_;  // a throttle token came back
+    std::condition_variable fw_cv_;        // the firmware thread's next due time changed
     uint32_t free_slots_;
     uint32_t throttle_free_;
     uint32_t inflight_ = 0;

@@ -106,8 +106,11 @@ Result<void> Engine::Impl::setup() {
 }
 
 void Engine::Impl::worker_run(std::unique_ptr<Job> job) noexcept {
-    job->outcomes.resize(job->steps.size());
-    for (size_t i = 0; i < job->steps.size(); ++i) {
+    // A batch that returned (deadline) issues nothing more: a queued job of
+    // it goes back unrun (no outcomes) and is discarded as stale.
+    bool stale = job->skip_if_stale && job->gen != live_gen.load(std::memory_order_acquire);
+    if (!stale) job->outcomes.resize(job->steps.size());
+    for (size_t i = 0; i < job->outcomes.size(); ++i) {
         // Blocking commands wait for a slot, as mlx5_core's semaphore makes them.
         if (!job->holds_slot) throttle.acquire();
         execute_blocking(job->steps[i], job->outcomes[i]);

@@ -39,8 +39,8 @@ public:
 
 private:
     void dispatch();
-    void issue(uint32_t e);
-    void post_blocking(uint32_t e);
+    void issue(uint32_t e, bool slot_held);
+    void post_blocking(uint32_t e, bool slot_held);
     void complete(uint32_t e, StepResult r);
     void on_work();
     void on_comp();
@@ -69,6 +69,7 @@ void AsyncRun::run(Clock::time_point deadline) {
         ready_.push_back(e);
     }
     m_.throttle.reset_peak();
+    m_.live_gen.store(gen_, std::memory_order_release);
     bool timed = deadline != Clock::time_point::max();
     if (timed) arm_timer(deadline, true);
     while (open_count_ > 0) {
@@ -106,6 +107,7 @@ void AsyncRun::run(Clock::time_point deadline) {
         }
         if (timeout && open_count_ > 0) expire(StepState::TimedOut);
     }
+    m_.live_gen.store(0, std::memory_order_release);
     if (timed) arm_timer(deadline, false);
     res_.peak_inflight = m_.throttle.peak();
     m_.add_stats(d_);
@@ -119,21 +121,31 @@ void AsyncRun::arm_timer(Clock::time_point deadline, bool on) {
 }
 
 void AsyncRun::dispatch() {
-    while (!ready_.empty() && m_.throttle.try_acquire()) {
+    while (!ready_.empty()) {
         uint32_t e = ready_.front();
+        const Command& c = entries_[e].steps[next_[e]];
+        if (c.kind != CmdKind::Query || !m_.opt.async_query) {
+            // Blocking commands go to the workers at once; each takes a throttle
+            // slot itself, so a worker that finishes one command starts the
+            // next without a round trip through this loop.
+            ready_.pop_front();
+            issue(e, false);
+            continue;
+        }
+        if (!m_.throttle.try_acquire()) break;
         ready_.pop_front();
-        issue(e);
+        issue(e, true);
     }
 }
 
-void AsyncRun::issue(uint32_t e) {
+void AsyncRun::issue(uint32_t e, bool slot_held) {
     Command& c = entries_[e].steps[next_[e]];
     StepResult& r = res_.entries[e].steps[next_[e]];
     if (r.busy_retries == 0) ++d_.steps_issued;
     r.state = StepState::Issued;
     in_flight_[e] = true;
     issued_at_[e] = Clock::now();
-    if (c.kind != CmdKind::Query || !m_.opt.async_query) return post_blocking(e);
+    if (c.kind != CmdKind::Query || !m_.opt.async_query) return post_blocking(e, slot_held);
 
     size_t need = sizeof(mlx5dv_devx_async_cmd_hdr) + c.outlen;
     if (m_.comp_buf.size() < need) m_.comp_buf.resize(need);
@@ -158,8 +170,7 @@ void AsyncRun::issue(uint32_t e) {
         // Nothing of ours in flight to wake us: the blocking query waits for a
         // slot in the kernel instead.
         ++d_.blocking_fallbacks;
-        m_.throttle.acquire();
-        return post_blocking(e);
+        return post_blocking(e, false);
     }
     Outcome o;
     o.ran = true;
@@ -168,11 +179,12 @@ void AsyncRun::issue(uint32_t e) {
     complete(e, finish_step(std::move(c), std::move(o)));
 }
 
-void AsyncRun::post_blocking(uint32_t e) {
+void AsyncRun::post_blocking(uint32_t e, bool slot_held) {
     auto job = std::make_unique<Job>();
     job->gen = gen_;
     job->entry = e;
-    job->holds_slot = true;  // the worker releases it when the call returns
+    job->holds_slot = slot_held;  // else the worker takes one; it releases it either way
+    job->skip_if_stale = true;
     job->steps.push_back(std::move(entries_[e].steps[next_[e]]));
     m_.post(std::move(job));
 }

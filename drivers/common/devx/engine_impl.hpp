@@ -41,6 +41,8 @@ struct Engine::Impl {
     std::atomic<bool> closed{false};  // the gate: no new batch, running one returns
     bool released = false;            // under run_mu: resources gone
     uint32_t gen = 0;                 // under run_mu: batch generation
+    std::atomic<uint32_t> live_gen{0};  // the async batch running now (0: none); workers
+                                        // skip queued jobs of a batch that returned
     std::vector<std::byte> comp_buf;  // under run_mu: mlx5dv_devx_async_cmd_hdr + out
 
     mutable std::mutex stats_mu;  // protects stats

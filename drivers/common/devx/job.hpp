@@ -27,6 +27,7 @@ struct Job {
     uint32_t entry = 0;  // entry index within that batch
     bool chain = false;  // run every step in order until one fails (threads strategy)
     bool holds_slot = false;  // a throttle slot was taken for it by the loop
+    bool skip_if_stale = false;  // not run when its batch returned before a worker took it
     std::vector<Command> steps;
     std::vector<Outcome> outcomes;  // one per step that ran
 };
