@@ -228,11 +228,9 @@ int Trace::save(const std::string& file, const std::vector<Port*>& ports) {
     w.key("traceEvents");
     w.begin_array();
     write_track_names(w, ports);
-    for (const Event& e : events_) {
-        double ts = (double(e.ts_ns) - double(t0_ns_)) / 1e3;
-        w.complete_event(e.name.c_str(), e.cat.c_str(), e.pid, e.tid, ts, double(e.dur_ns) / 1e3,
-                         e.args.c_str());
-    }
+    for (const Event& e : events_)
+        w.complete_event(e.name.c_str(), e.cat.c_str(), e.pid, e.tid,
+                         int64_t(e.ts_ns) - int64_t(t0_ns_), e.dur_ns, e.args.c_str());
     w.end_array();
     w.end_object();
     bool ok = w.finish();

@@ -6,7 +6,8 @@ uses: type, const, enum, required, properties, additionalProperties (false),
 items, minimum. Unknown keywords are an error, so the schema cannot silently
 use something this checker skips.
 
-check_trace(): a Chrome trace event file as vdpa-testpmd writes it.
+check_trace(): a Chrome trace event file as vdpa-testpmd writes it, with
+the complete events of each track properly nested.
 
   check_json.py results SCHEMA FILE   validate FILE against SCHEMA
   check_json.py trace FILE            check the trace, print its counts
@@ -94,7 +95,28 @@ def check_trace(path):
             out["ops"].append(e)
         else:
             raise AssertionError(f"{where}: unknown category {cat!r}")
+    _check_nesting(out["fw"] + out["phases"] + out["ops"])
     return out
+
+
+def _check_nesting(events):
+    """Complete events of one track (pid, tid) must nest or follow each other,
+    as trace viewers draw them; compared in integer nanoseconds."""
+    def ns(x):
+        return round(x * 1000)
+    tracks = {}
+    for e in events:
+        tracks.setdefault((e["pid"], e["tid"]), []).append(e)
+    for key, evs in tracks.items():
+        evs.sort(key=lambda e: (ns(e["ts"]), -ns(e["dur"])))
+        stack = []
+        for e in evs:
+            begin, end = ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])
+            while stack and stack[-1][1] <= begin:
+                stack.pop()
+            assert not stack or end <= stack[-1][1], \
+                f"track {key}: {e['name']} at {e['ts']} overlaps {stack[-1][2]} partially"
+            stack.append((begin, end, e["name"]))
 
 
 def main(argv):

@@ -145,8 +145,27 @@ list
         check_schema_rejects(schema, doc)
         t = check_trace(trace)
         assert t["fw"] == [] and t["ops"] == [], t
+        check_trace_rejects(wd)
     finally:
         wd.close()
+
+
+def check_trace_rejects(wd):
+    """The trace checker refuses partial overlaps and commands without status."""
+    def span(name, ts, dur, args):
+        return {"ph": "X", "name": name, "cat": "fw", "pid": 1, "tid": 1, "ts": ts,
+                "dur": dur, "args": args}
+    ok = {"status": "OK"}
+    for events in ([span("a", 0.0, 5.0, ok), span("b", 4.0, 5.0, ok)],
+                   [span("a", 0.0, 5.0, {})]):
+        path = os.path.join(wd.path, "bad-trace.json")
+        with open(path, "w") as f:
+            json.dump({"traceEvents": events}, f)
+        try:
+            check_trace(path)
+        except AssertionError:
+            continue
+        raise AssertionError(f"trace checker accepted {events}")
 
 
 def check_schema_rejects(schema, good):
