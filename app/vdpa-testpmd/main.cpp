@@ -200,6 +200,10 @@ void serve(App& app) {
 
 bool run_main_cycles(App& app) {
     auto ps = attached_ports(app);
+    if (app.ports.empty()) {
+        printf("error: --cycles: no mlx5async device (EAL --vdev vdpa_mlx5async0,emu=cx7,...)\n");
+        return false;
+    }
     if (ps.empty()) {
         printf("error: --cycles needs attached devices (--auto-start or 'attach')\n");
         return false;
