@@ -222,9 +222,12 @@ int run(App& app) {
     if (app.opt.auto_start || app.opt.cycles > 0)
         for (auto& p : app.ports)
             ok = app.attach(*p, app.default_socket(*p)) == 0 && ok;
+    std::vector<Port*> all;
+    for (auto& p : app.ports)
+        all.push_back(p.get());
     if (!app.opt.trace_file.empty()) {
         app.trace = std::make_unique<Trace>();
-        app.trace->start(attached_ports(app));
+        app.trace->start(all);
     }
     fflush(stdout);
     if (ok && !app.quit && app.opt.wait_ready_s > 0) {
@@ -249,9 +252,6 @@ int run(App& app) {
     if (!app.opt.json_file.empty() && write_json(app, app.opt.json_file) != 0)
         ok = false;
     if (app.trace && !app.opt.trace_file.empty()) {
-        std::vector<Port*> all;
-        for (auto& p : app.ports)
-            all.push_back(p.get());
         if (app.trace->save(app.opt.trace_file, all) != 0)
             ok = false;
         app.trace->stop(all);
