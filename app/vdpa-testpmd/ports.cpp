@@ -17,7 +17,7 @@
 #include <rte_vhost.h>
 
 #include "app.hpp"
-#include "trace.hpp"
+#include "trace.hpp"  // complete type for ~App
 
 namespace vdpa_testpmd {
 
@@ -206,8 +206,6 @@ int App::attach(Port& p, const std::string& socket) {
         return -EIO;
     }
     printf("%s: attached to %s (%s)\n", p.name.c_str(), path, opt.client ? "client" : "server");
-    if (trace)
-        trace->add_device(p);
     return 0;
 }
 

@@ -79,12 +79,10 @@ void Trace::start(const std::vector<Port*>& ports) {
     active_ = true;
     t0_ns_ = now_ns();
     for (Port* p : ports)
-        add_device(*p);
+        enable(*p);
 }
 
-void Trace::add_device(Port& p) {
-    if (!active_)
-        return;
+void Trace::enable(Port& p) {
     int rc = rte_pmd_mlx5async_trace_enable(p.dev, true);
     if (rc < 0) {
         printf("error: %s: cannot enable command tracing (%d)\n", p.name.c_str(), rc);

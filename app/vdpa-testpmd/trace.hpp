@@ -24,8 +24,6 @@ public:
     void start(const std::vector<Port*>& ports);
     // Reads what is left and disables tracing.
     void stop(const std::vector<Port*>& ports);
-    // A device attached while tracing.
-    void add_device(Port& p);
     // After one suspend or resume call over ps: its command spans and the
     // phase breakdown from each device's timing.
     void record_op(const std::vector<Port*>& ps, rte_pmd_mlx5async_op op, uint64_t call_begin,
@@ -41,6 +39,7 @@ private:
         int tid;
         uint64_t ts_ns, dur_ns;
     };
+    void enable(Port& p);
     void drain(Port& p);
     void write_track_names(JsonWriter& w, const std::vector<Port*>& ports) const;
     void add_span(const Port& p, const rte_pmd_mlx5async_cmd_span& s);
