@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""Markdown tables from bench/bm_engine JSON (Google Benchmark, aggregates):
+per op and N, the median of each strategy, measured/ideal, and the speed-up
+of async over sequential measured in the same run; then the targets."""
+import json
+import re
+import sys
+
+NAME = re.compile(r"BM_(Suspend|Resume)/strategy:(\w+)/queues:(\d+)/")
+
+
+def main(path):
+    with open(path) as f:
+        doc = json.load(f)
+    rows = {}
+    overhead = []
+    for b in doc["benchmarks"]:
+        if b.get("aggregate_name") != "median":
+            continue
+        m = NAME.match(b["name"])
+        if m:
+            op, strat, n = m.group(1).lower(), m.group(2), int(m.group(3))
+            r = rows.setdefault((op, n), {"ideal": b.get("ideal_ms")})
+            r[strat] = b.get("measured_ms", b["real_time"])
+            r[strat + "_peak"] = b.get("peak_inflight")
+        elif b["name"].startswith("BM_EngineOverhead"):
+            overhead.append((b["name"].split("/repeats")[0], b.get("us_per_cmd"),
+                             b.get("cpu_us_per_cmd")))
+    ctx = doc.get("context", {})
+    print(f"profile {ctx.get('profile', '?')}, git {ctx.get('git_revision', '?')}, "
+          f"{ctx.get('num_cpus', '?')} CPUs, load {ctx.get('load_avg', '?')}")
+    print()
+    print("| op | N | ideal ms | async ms | async/ideal | sequential ms | threads ms | seq/async | peak |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    fmt = lambda v: "-" if v is None else f"{v:.2f}"
+    for (op, n) in sorted(rows, key=lambda k: (k[0] != "suspend", k[1])):
+        r = rows[(op, n)]
+        a, s, t, i = r.get("async"), r.get("sequential"), r.get("threads"), r.get("ideal")
+        ratio = f"{a / i:.2f}" if a and i else "-"
+        speed = f"{s / a:.1f}x" if a and s else "-"
+        peak = r.get("async_peak")
+        print(f"| {op} | {n} | {fmt(i)} | {fmt(a)} | {ratio} | {fmt(s)} | {fmt(t)} | {speed} | "
+              f"{'-' if peak is None else int(peak)} |")
+    if overhead:
+        print()
+        print("| benchmark | us/cmd (wall) | CPU us/cmd |")
+        print("|---|---|---|")
+        for name, w, c in overhead:
+            print(f"| {name} | {fmt(w)} | {fmt(c)} |")
+    def get(op, n, k):
+        return rows.get((op, n), {}).get(k)
+    checks = []
+    for op, n, bound in [("suspend", 32, 1.10), ("resume", 32, 1.10), ("suspend", 1024, 1.15)]:
+        a, i = get(op, n, "async"), get(op, n, "ideal")
+        if a and i:
+            checks.append((f"N={n} async {op} <= {bound} x ideal", f"{a / i:.2f}x", a / i <= bound))
+    for op, n, bound in [("suspend", 32, 14), ("resume", 32, 10)]:
+        a, s = get(op, n, "async"), get(op, n, "sequential")
+        if a and s:
+            checks.append((f"N={n} async {op} >= {bound}x sequential", f"{s / a:.1f}x", s / a >= bound))
+    if overhead:
+        worst = max(w for _, w, _ in overhead if w is not None)
+        checks.append(("engine overhead <= 5 us/cmd at zero latency", f"{worst:.2f} us", worst <= 5))
+    print()
+    print("| target | measured | met |")
+    print("|---|---|---|")
+    for name, v, ok in checks:
+        print(f"| {name} | {v} | {'yes' if ok else 'no'} |")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
