@@ -154,6 +154,15 @@ void cmd_set_max_inflight(App& app, const Words& w) {
     }
 }
 
+void cmd_set_per_cycle(App& app, const Words& w) {
+    if (strcmp(w.w[2], "on") != 0 && strcmp(w.w[2], "off") != 0) {
+        printf("error: invalid value '%s' for per_cycle: expected on or off\n", w.w[2]);
+        return;
+    }
+    app.opt.per_cycle = strcmp(w.w[2], "on") == 0;
+    printf("per-cycle lines %s\n", w.w[2]);
+}
+
 void cmd_trace(App& app, const Words& w) {
     if (strcmp(w.w[1], "start") == 0) {
         if (!app.trace)
@@ -233,6 +242,8 @@ const std::vector<CommandSpec>& specs() {
         {{{Tok::Keyword, "set"}, {Tok::Keyword, "max_inflight"}, {Tok::DevAll, nullptr},
           {Tok::Word, "<n>"}},
          "set max_inflight <dev|all> <n>: firmware commands in flight", cmd_set_max_inflight},
+        {{{Tok::Keyword, "set"}, {Tok::Keyword, "per_cycle"}, {Tok::Choice, "on#off"}},
+         "set per_cycle on|off: a line per cycle in 'cycle'", cmd_set_per_cycle},
         {{{Tok::Keyword, "trace"}, {Tok::Keyword, "start#stop"}},
          "trace start|stop: record firmware commands and driver phases", cmd_trace},
         {{{Tok::Keyword, "trace"}, {Tok::Keyword, "save"}, {Tok::Word, "<file>"}},

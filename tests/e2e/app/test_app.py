@@ -68,6 +68,8 @@ set strategy all async
 set max_inflight 0 abc
 set max_inflight 0 0
 set max_inflight all 4
+set per_cycle maybe
+set per_cycle on
 trace stop
 trace save {trace}
 trace start
@@ -80,6 +82,8 @@ detach 0
 detach 0
 attach 0
 create {custom} 0
+detach all
+attach all
 detach all
 create {custom} 0
 show device 0
@@ -115,6 +119,8 @@ list
                r"^vdpa> set max_inflight 0 abc$", r"error: invalid max_inflight 'abc'",
                r"^vdpa> set max_inflight 0 0$", r"error: invalid max_inflight '0'",
                r"^vdpa> set max_inflight all 4$", r"vdpa_mlx5async0: max_inflight 4",
+               r"^vdpa> set per_cycle maybe$", r"error: invalid value 'maybe' for per_cycle",
+               r"^vdpa> set per_cycle on$", r"^per-cycle lines on$",
                r"^vdpa> trace stop$", r"error: .*trace",
                r"^vdpa> trace save ", r"error: nothing traced yet",
                r"^vdpa> trace start$", r"trace: started on 1 device",
@@ -127,6 +133,8 @@ list
                r"^vdpa> detach 0$", r"error: vdpa_mlx5async0 is not attached",
                r"^vdpa> attach 0$", r"vdpa_mlx5async0: attached to .*vhost0",
                r"^vdpa> create ", r"error: vdpa_mlx5async0 is already attached",
+               r"^vdpa> detach all$", r"detached from .*vhost0",
+               r"^vdpa> attach all$", r"vdpa_mlx5async0: attached to .*vhost0",
                r"^vdpa> detach all$", r"detached from .*vhost0",
                r"^vdpa> create ", r"vdpa_mlx5async0: attached to .*custom.sock",
                r"^vdpa> show device 0$", r"socket: .*custom.sock",
@@ -289,6 +297,7 @@ def case_fault(args):
 cycle 0 1
 show device 0
 fault 0 clear
+set per_cycle on
 cycle 0 2
 stats 0 all
 """)
@@ -298,8 +307,8 @@ stats 0 all
         expect(lines, r"fault rule 'op=modify nth=3 status=0x9 syndrome=0x1' set",
                r"^vdpa> cycle 0 1$", r"cycle 1/1: .*FAILED$", r"cycles on vdpa_mlx5async0",
                r"failed cycles: 1", r"^vdpa> fault 0 clear$", r"^vdpa> cycle 0 2$",
-               r"failed cycles: 0", r"^vdpa> stats 0 all$", r"suspend: 2 ok, 1 failed",
-               r"^cycles: 2 ok, 1 failed$")
+               r"cycle 1/2: .* ok$", r"cycle 2/2: .* ok$", r"failed cycles: 0",
+               r"^vdpa> stats 0 all$", r"suspend: 2 ok, 1 failed", r"^cycles: 2 ok, 1 failed$")
     finally:
         wd.close()
 
