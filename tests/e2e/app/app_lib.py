@@ -104,8 +104,9 @@ def start_frontend(wd, sock="vhost0", server=False):
     virtqs become RDY) but no lcore busy-polls one of the machine's cores."""
     log = open(os.path.join(wd.path, f"frontend-{sock}.log"), "w")
     vdev = f"net_virtio_user0,path={os.path.join(wd.path, sock)},queues={QP}"
+    vdev += ",server=1" if server else ""
     argv = ["dpdk-testpmd"] + EAL_COMMON + [
-        "--file-prefix", unique(f"fe-{sock}"), "--vdev", vdev + (",server=1" if server else ""), "--",
+        "--file-prefix", unique(f"fe-{sock}"), "--vdev", vdev, "--",
         f"--rxq={QP}", f"--txq={QP}", "--total-num-mbufs=4096", "--disable-link-check", "-i"]
     p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT,
                          text=True, start_new_session=True)
