@@ -27,7 +27,7 @@ STRATEGIES = "sequential,threads,async"
 
 
 def frontend(build, sock, pairs, prefix):
-    guest = os.path.join(build, "tools", "vhost-user-guest", "vhost_user_guest")
+    guest = os.path.join(build, "tools", "vhost-user-guest", "vhost-user-guest")
     if pairs > 8:
         if not os.path.exists(guest):
             return None
@@ -78,7 +78,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("build")
     ap.add_argument("--out", default=os.path.join(TOP, "out", "demo"))
-    ap.add_argument("--cycles", type=int, default=20)
+    ap.add_argument("--cycles", type=int, default=50)
     ap.add_argument("--pairs", default="1,2,4,8,16")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
