@@ -7,6 +7,7 @@ const char* opcode_name(uint16_t opcode) noexcept {
     case Opcode::QUERY_HCA_CAP: return "QUERY_HCA_CAP";
     case Opcode::CREATE_MKEY: return "CREATE_MKEY";
     case Opcode::DESTROY_MKEY: return "DESTROY_MKEY";
+    case Opcode::QUERY_SPECIAL_CONTEXTS: return "QUERY_SPECIAL_CONTEXTS";
     case Opcode::ALLOC_PD: return "ALLOC_PD";
     case Opcode::DEALLOC_PD: return "DEALLOC_PD";
     case Opcode::ALLOC_UAR: return "ALLOC_UAR";

@@ -9,6 +9,7 @@ enum class Opcode : uint16_t {
     QUERY_HCA_CAP = 0x100,
     CREATE_MKEY = 0x200,
     DESTROY_MKEY = 0x202,
+    QUERY_SPECIAL_CONTEXTS = 0x203,
     ALLOC_PD = 0x800,
     DEALLOC_PD = 0x801,
     ALLOC_UAR = 0x802,
