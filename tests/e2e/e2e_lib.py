@@ -125,5 +125,12 @@ class Workdir:
         shutil.rmtree(self.path, ignore_errors=True)
 
 
+_counter = 0
+
+
 def unique(prefix):
-    return f"{prefix}-{os.getpid()}-{int(time.monotonic() * 1000) % 100000}"
+    """A unique EAL --file-prefix: pid + per-process counter (two processes
+    started in the same millisecond must not share one)."""
+    global _counter
+    _counter += 1
+    return f"{prefix}-{os.getpid()}-{_counter}"
