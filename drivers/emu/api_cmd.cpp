@@ -9,6 +9,7 @@
 #include "api_internal.hpp"
 #include "common/prm/field.hpp"
 #include "common/prm/general_obj.hpp"
+#include "common/prm/mkey.hpp"
 #include "common/prm/opcodes.hpp"
 #include "common/prm/status.hpp"
 #include "dispatch.hpp"
@@ -106,7 +107,7 @@ mlx5dv_devx_obj* obj_create(ibv_context* c, const void* in, size_t inlen, void* 
         errno = r.err;
         return nullptr;
     }
-    auto* h = new ObjHandle{kObjMagic, ctx, type, id};
+    auto* h = new ObjHandle{kObjMagic, ctx, type, id, opcode_of(i)};
     ctx_hold(*ctx);
     return reinterpret_cast<mlx5dv_devx_obj*>(h);
 }
@@ -127,8 +128,13 @@ int obj_destroy(mlx5dv_devx_obj* o) {
     if (ctx_gone(*h->ctx)) return free_handle(h), 0;
     std::byte in[kHdr]{};
     std::byte out[kHdr]{};
-    prm::encode_destroy_general_obj(h->obj_type, h->obj_id, in);
     CmdDesc d{uint16_t(Opcode::DESTROY_GENERAL_OBJECT), h->obj_type, h->obj_id};
+    if (h->create_opcode == uint16_t(Opcode::CREATE_MKEY)) {
+        prm::encode_destroy_mkey(h->obj_id, in);
+        d = {uint16_t(Opcode::DESTROY_MKEY), 0, h->obj_id};
+    } else {
+        prm::encode_destroy_general_obj(h->obj_type, h->obj_id, in);
+    }
     CmdOutcome r = h->ctx->dev->execute(d, [&](bool aborted, const FaultDecision& dec) {
         return run_mailbox(*h->ctx->dev, h->ctx->id, in, out, aborted, dec, nullptr);
     });

@@ -297,6 +297,7 @@ mlx5dv_var* alloc_var(ibv_context* c, uint32_t flags) {
         }
         id = *r;
     }
+    ctx->dev->datapath().add_doorbell(id, ctx->id, ctx->memfd.get(), off_t(*page) * off_t(kPageSize));
     auto* h = new VarHandle{};
     h->pub.page_id = id;
     h->pub.length = uint32_t(kPageSize);
@@ -317,6 +318,7 @@ void free_var(mlx5dv_var* v) {
         std::lock_guard lk(st.mu);
         st.vars.erase(h->id);
     }
+    h->ctx->dev->datapath().remove_doorbell(h->id);
     free_page(*h->ctx, h->page);
     free_handle(h);
 }

@@ -63,7 +63,8 @@ struct ObjHandle {  // behind the opaque mlx5dv_devx_obj
     uint32_t magic;
     ContextImpl* ctx;
     uint16_t obj_type;
-    uint32_t obj_id;
+    uint32_t obj_id;  // CREATE_MKEY: mkey_index
+    uint16_t create_opcode = 0;  // picks the destroy command (devx_obj_build_destroy_cmd)
 };
 struct UmemHandle {
     mlx5dv_devx_umem pub;

@@ -5,6 +5,10 @@
 
 #include "common/prm/opcodes.hpp"
 #include "dispatch.hpp"
+#if __has_include("guest_memory.hpp")
+#include "guest_memory.hpp"
+#define MLX5EMU_HAVE_TRANSLATE 1
+#endif
 #include "virtq_fsm.hpp"
 
 namespace mlx5async::emu {
@@ -24,6 +28,8 @@ Device::Device(std::string name, Profile p, uint32_t index)
       profile_(std::move(p)),
       clock_(make_clock(profile_.clock)),
       state_(profile_),
+      datapath_(std::make_unique<dp::Datapath>(state_, index,
+                                               profile_.virtio.freeze_to_rdy_supported)),
       cmd_if_(profile_, *clock_, trace_, index) {
     handle_.magic = kDeviceMagic;
     handle_.dev = this;
@@ -33,12 +39,25 @@ Device::Device(std::string name, Profile p, uint32_t index)
     std::snprintf(handle_.pub.dev_name, sizeof handle_.pub.dev_name, "uverbs-emu%u", index);
     if (auto* m = dynamic_cast<ManualClock*>(clock_.get()))
         m->set_listener([this] { cmd_if_.wake(); });
+    state_.datapath = datapath_.get();
+#ifdef MLX5EMU_HAVE_TRANSLATE
+    // Guest memory only through mkey -> umem (guest_memory.cpp).
+    datapath_->set_translator([this](uint32_t mkey, uint64_t addr, size_t len)
+                                  -> Result<std::vector<dp::HostSpan>> {
+        auto spans = translate(state_, mkey, addr, len);  // state_.mu held by the datapath
+        if (!spans) return unexpected(spans.error());
+        std::vector<dp::HostSpan> out;
+        for (const GuestSpan& s : *spans) out.push_back({s.host, s.len});
+        return out;
+    });
+#endif
 }
 
 Device::~Device() { close(); }
 
 void Device::close() {
     closed_ = true;
+    datapath_->stop();
     cmd_if_.shutdown();
 }
 
@@ -107,6 +126,7 @@ Result<void> Device::kick(uint32_t obj_id) {
     ++vq->kicks.total;
     if (vq->state() == prm::VirtqState::RDY) ++vq->kicks.delivered;
     else if (vq->state() != prm::VirtqState::ERR) ++vq->kicks.pending;
+    if (vq->state() == prm::VirtqState::RDY) datapath_->notify();
     return {};
 }
 
@@ -140,6 +160,7 @@ std::vector<uint32_t> Device::virtqs_of_queue(uint16_t queue_index) {
 }
 
 void Device::drop_context_objects(uint32_t ctx) {
+    datapath_->drop_context(ctx);
     std::lock_guard lk(state_.mu);
     std::vector<uint32_t> ids;
     state_.virtqs.for_each([&](uint32_t id, VirtqObj& v) { if (v.ctx == ctx) ids.push_back(id); });

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "clock.hpp"
+#include "datapath/datapath.hpp"
 #include "cmd_if.hpp"
 #include "faults.hpp"
 #include "profile.hpp"
@@ -96,6 +97,9 @@ public:
     // Object ids of the virtqs with this queue_index (any context).
     std::vector<uint32_t> virtqs_of_queue(uint16_t queue_index);
 
+    // The virtio datapath (doc/emulator.md "Datapath").
+    dp::Datapath& datapath() { return *datapath_; }
+
     // Ends hung and queued commands (blocking callers get ENXIO, async ones
     // are flushed), then every later command fails with ENXIO.
     void close();
@@ -119,6 +123,7 @@ private:
     Trace trace_;
     FaultPolicy faults_;
     DeviceState state_;
+    std::unique_ptr<dp::Datapath> datapath_;  // uses state_
     std::atomic<bool> closed_{false};
     std::atomic<uint32_t> next_ctx_{0};
     CommandInterface cmd_if_;  // last: stops first

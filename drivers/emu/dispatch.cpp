@@ -19,6 +19,9 @@ constexpr uint16_t ty(ObjType t) { return uint16_t(t); }
 
 constexpr Route kRoutes[] = {
     {op(Opcode::QUERY_HCA_CAP), kAnyObjType, &h_query_hca_cap},
+    {op(Opcode::CREATE_MKEY), kAnyObjType, &h_create_mkey},
+    {op(Opcode::DESTROY_MKEY), kAnyObjType, &h_destroy_mkey},
+    {op(Opcode::QUERY_SPECIAL_CONTEXTS), kAnyObjType, &h_query_special_contexts},
     {op(Opcode::CREATE_GENERAL_OBJECT), ty(ObjType::VIRTIO_NET_Q), &h_create_virtq},
     {op(Opcode::MODIFY_GENERAL_OBJECT), ty(ObjType::VIRTIO_NET_Q), &h_modify_virtq},
     {op(Opcode::QUERY_GENERAL_OBJECT), ty(ObjType::VIRTIO_NET_Q), &h_query_virtq},

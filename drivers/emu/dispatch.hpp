@@ -48,10 +48,15 @@ Result<void> h_destroy_virtq(DeviceState&, Mailbox&);
 Result<void> h_create_counters(DeviceState&, Mailbox&);
 Result<void> h_query_counters(DeviceState&, Mailbox&);
 Result<void> h_destroy_counters(DeviceState&, Mailbox&);
+Result<void> h_create_mkey(DeviceState&, Mailbox&);
+Result<void> h_destroy_mkey(DeviceState&, Mailbox&);
+Result<void> h_query_special_contexts(DeviceState&, Mailbox&);
 
 // Shared checks.
 Result<void> check_general_obj_hdr(std::span<const std::byte> in);
 // Destroys a virtq, unpinning what it holds (also used by context close).
 void remove_virtq(DeviceState& st, uint32_t id);
+// Destroys an mkey, unpinning what it holds (also used by context close).
+void remove_mkey(DeviceState& st, uint32_t id);
 
 }  // namespace mlx5async::emu

@@ -7,6 +7,7 @@
 #include "common/prm/virtq.hpp"
 #include "dispatch.hpp"
 #include "virtq_fsm.hpp"
+#include "datapath/datapath.hpp"
 
 namespace mlx5async::emu {
 namespace {
@@ -184,6 +185,9 @@ Result<void> h_modify_virtq(DeviceState& st, Mailbox& m) {
     if (sel & mb::STATE)
         MLX5A_CHECK(transition(*vq, {a->state}, caps(st).freeze_to_rdy_supported));
     apply_fields(vq->attr, *a, sel);
+    // Datapath: runs under st.mu too, so a SUSPEND returning here is exact;
+    // entering RDY replays recorded kicks (and rescans the ring).
+    if ((sel & mb::STATE) && a->state == prm::VirtqState::RDY && st.datapath) st.datapath->notify();
     write_ok(m, id);
     return {};
 }

@@ -4,8 +4,10 @@
 
 #include <array>
 #include <cstdint>
+#include <vector>
 
 #include "common/prm/counters.hpp"
+#include "common/prm/mkey.hpp"
 #include "common/prm/virtq.hpp"
 
 namespace mlx5async::emu {
@@ -32,6 +34,22 @@ struct CountersObj {
     uint32_t ctx = 0;
     prm::VirtqCounters values;
     uint32_t refs = 0;
+};
+
+// A memory key (CREATE_MKEY). Its value is (id << 8) | key. Direct: MTT
+// over [umem_offset, umem_offset + len) of a umem, addressed from start.
+// Indirect: KLM entries over [start, start + len), in order.
+struct MkeyObj {
+    uint32_t ctx = 0;
+    bool indirect = false;
+    uint8_t key = 0;  // mkey_7_0
+    uint32_t pd = 0;
+    uint64_t start = 0;
+    uint64_t len = 0;
+    uint32_t umem_id = 0;  // direct
+    uint64_t umem_offset = 0;
+    std::vector<prm::KlmEntry> klm;  // indirect
+    uint32_t refs = 0;               // virtqs and indirect mkeys using it
 };
 
 // Doorbells of one virtq. While SUSPEND (or INIT) kicks are recorded and

@@ -11,6 +11,8 @@
 
 namespace mlx5async::emu {
 
+namespace dp { class Datapath; }
+
 struct DeviceState {
     explicit DeviceState(const Profile& p) : profile(p) {}
     const Profile& profile;
@@ -23,6 +25,7 @@ struct DeviceState {
     ObjectTable<CountersObj, Kind::Counters> counters;
     ObjectTable<VirtqObj, Kind::Virtq> virtqs;
     EventHub events;
+    dp::Datapath* datapath = nullptr;  // woken when a virtq enters RDY
 };
 
 }  // namespace mlx5async::emu

@@ -16,7 +16,7 @@
 
 namespace mlx5async::emu {
 
-enum class Kind : uint8_t { Pd = 1, Uar = 2, Var = 3, Umem = 4, Counters = 5, Virtq = 6 };
+enum class Kind : uint8_t { Pd = 1, Uar = 2, Var = 3, Umem = 4, Counters = 5, Virtq = 6, Mkey = 7 };
 
 // A firmware failure (status + syndrome) as an Error.
 inline Unexpected<Error> fw_fail(prm::Status s, uint32_t syn, std::string what = {}) {
@@ -61,6 +61,11 @@ public:
             return fw_fail(prm::Status::BAD_RES_ERR, syndrome::kUnknownObject + uint32_t(K),
                            "unknown object id");
         return *slots_[idx].obj;
+    }
+    Result<const T&> find(uint32_t id) const {
+        auto r = const_cast<ObjectTable*>(this)->find(id);
+        if (!r) return unexpected(r.error());
+        return *r;
     }
 
     bool erase(uint32_t id) {

@@ -37,6 +37,25 @@ inline constexpr uint32_t kUnknownObject = 0x0e300050;
 // RES_BUSY: object pinned by another.
 inline constexpr uint32_t kObjectInUse = 0x0e300060;
 inline constexpr uint32_t kTableFull = 0x0e300061;  // LIM_ERR
+// Memory keys (CREATE_MKEY) and virtq rings through virtio_q_mkey.
+inline constexpr uint32_t kMkeyAccessMode = 0x0e300070;     // BAD_PARAM_ERR: not MTT/KLM
+inline constexpr uint32_t kMkeyLenZero = 0x0e300071;        // BAD_PARAM_ERR
+inline constexpr uint32_t kMkeyRangeOverflow = 0x0e300072;  // start_addr + len wraps
+inline constexpr uint32_t kMkeyUmemNotValid = 0x0e300073;   // MTT without mkey_umem_valid
+inline constexpr uint32_t kMkeyUmemRange = 0x0e300074;      // umem_offset + len past the umem
+inline constexpr uint32_t kMkeyPageSize = 0x0e300075;       // log_page_size < 12
+inline constexpr uint32_t kMkeyTranslations = 0x0e300076;   // too few MTT octwords for len
+inline constexpr uint32_t kMkeyUmemWithKlm = 0x0e300077;    // KLM with mkey_umem_valid
+inline constexpr uint32_t kMkeyKlmEmpty = 0x0e300078;       // KLM with no entries
+inline constexpr uint32_t kMkeyKlmInLen = 0x0e300079;       // BAD_INP_LEN_ERR: entries past inlen
+inline constexpr uint32_t kMkeyKlmZero = 0x0e30007a;        // entry byte_count 0
+inline constexpr uint32_t kMkeyKlmIndirect = 0x0e30007b;    // entry names an indirect mkey
+inline constexpr uint32_t kMkeyKlmRange = 0x0e30007c;       // entry outside its mkey
+inline constexpr uint32_t kMkeyKlmLength = 0x0e30007d;      // entries do not sum to len
+inline constexpr uint32_t kMkeyKlmUnknown = 0x0e30007e;     // BAD_RES_ERR: entry mkey unknown
+inline constexpr uint32_t kVirtqMkeyUnknown = 0x0e300080;   // BAD_PARAM_ERR
+// Ring area not translatable through virtio_q_mkey: + 0 desc, 1 avail (driver), 2 used (device).
+inline constexpr uint32_t kVirtqRingUntranslated = 0x0e300081;
 // Commands flushed when the device closed (async completions).
 inline constexpr uint32_t kFlushed = 0x0e3000f0;
 

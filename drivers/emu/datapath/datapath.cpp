@@ -1,0 +1,216 @@
+#include "datapath.hpp"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "../state.hpp"
+#include "../virtq_fsm.hpp"
+#include "common/base/named_thread.hpp"
+#include "common/prm/general_obj.hpp"
+#include "common/prm/opcodes.hpp"
+#include "dirty_log.hpp"
+#include "loopback.hpp"
+
+namespace mlx5async::emu::dp {
+namespace {
+
+constexpr uint32_t kBudget = 64;       // chains per pair per lock hold
+constexpr uint32_t kHotPasses = 256;   // passes scanning all pairs after activity
+constexpr uint32_t kSpinPasses = 64;   // yielding passes before sleeping
+constexpr auto kMinSleep = std::chrono::microseconds(20);
+constexpr auto kMaxSleep = std::chrono::microseconds(1000);
+constexpr uint16_t kVirtqType = uint16_t(prm::ObjType::VIRTIO_NET_Q);
+
+bool runnable(const VirtqObj& v) {
+    // virtio_q_mkey 0: no guest memory given (control-path-only objects).
+    return v.state() == prm::VirtqState::RDY && v.attr.virtio_q_mkey != 0 &&
+           v.attr.virtio_q_type == prm::VirtqType::SPLIT && v.attr.queue_size != 0;
+}
+
+}  // namespace
+
+Datapath::Datapath(DeviceState& st, uint32_t index, bool freeze_to_rdy)
+    : st_(st), index_(index), freeze_to_rdy_(freeze_to_rdy) {
+    thread_ = make_named_thread("emu-dp" + std::to_string(index_),
+                                [this](std::stop_token s) { run(s); });
+}
+
+Datapath::~Datapath() {
+    stop();
+    std::lock_guard lk(db_mu_);
+    for (Doorbell& d : doorbells_) munmap(d.map, 4096);
+}
+
+void Datapath::stop() {
+    thread_.request_stop();  // wakes the condition_variable_any wait
+    if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
+}
+
+void Datapath::set_translator(Translator t) {
+    std::lock_guard lk(st_.mu);
+    tr_ = std::move(t);
+}
+
+void Datapath::set_write_observer(WriteObserver o) {
+    std::lock_guard lk(st_.mu);
+    observer_ = std::move(o);
+}
+
+void Datapath::add_doorbell(uint32_t var_id, uint32_t ctx, int fd, off_t off) {
+    void* m = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off);
+    if (m == MAP_FAILED) return;  // kicks then come only through Device::kick
+    auto* w = static_cast<uint32_t*>(m);
+    std::atomic_ref<uint32_t>(*w).store(kIdleDoorbell);
+    std::lock_guard lk(db_mu_);
+    doorbells_.push_back({var_id, ctx, w, m});
+}
+
+void Datapath::remove_doorbell(uint32_t var_id) {
+    std::lock_guard lk(db_mu_);
+    std::erase_if(doorbells_, [&](const Doorbell& d) {
+        if (d.var_id != var_id) return false;
+        munmap(d.map, 4096);
+        return true;
+    });
+}
+
+void Datapath::drop_context(uint32_t ctx) {
+    std::lock_guard lk(db_mu_);
+    std::erase_if(doorbells_, [&](const Doorbell& d) {
+        if (d.ctx != ctx) return false;
+        munmap(d.map, 4096);
+        return true;
+    });
+}
+
+void Datapath::notify() {
+    kicked_ = true;
+    std::lock_guard lk(wake_mu_);
+    woken_ = true;
+    wake_cv_.notify_one();
+}
+
+DatapathStats Datapath::stats() const {
+    std::lock_guard lk(stats_mu_);
+    return stats_;
+}
+
+void Datapath::run(std::stop_token stop) {
+    uint32_t idle = 0;
+    while (!stop.stop_requested()) {
+        if (pass()) {
+            idle = 0;
+            continue;
+        }
+        if (++idle <= kSpinPasses) {
+            std::this_thread::yield();
+            continue;
+        }
+        auto d = std::min<std::chrono::microseconds>(kMaxSleep, kMinSleep * (1u << std::min(idle - kSpinPasses, 6u)));
+        std::unique_lock lk(wake_mu_);
+        wake_cv_.wait_for(lk, stop, d, [&] { return woken_; });
+        woken_ = false;
+        if (idle > kSpinPasses) {
+            std::lock_guard sl(stats_mu_);
+            ++stats_.sleeps;
+        }
+    }
+}
+
+std::vector<std::pair<uint32_t, uint16_t>> Datapath::read_doorbells() {
+    std::vector<std::pair<uint32_t, uint16_t>> rung;
+    std::lock_guard lk(db_mu_);
+    for (Doorbell& d : doorbells_) {
+        uint32_t v = std::atomic_ref<uint32_t>(*d.word).exchange(kIdleDoorbell);
+        // A 16-bit notify (virtio-pci) leaves the upper half idle.
+        if (v != kIdleDoorbell) rung.emplace_back(d.ctx, uint16_t(v & 0xffff));
+    }
+    return rung;
+}
+
+void Datapath::count_kicks(const std::vector<std::pair<uint32_t, uint16_t>>& rung) {
+    std::lock_guard lk(st_.mu);
+    for (auto [ctx, q] : rung)
+        st_.virtqs.for_each([&](uint32_t, VirtqObj& v) {
+            if (v.ctx != ctx || v.attr.queue_index != q) return;
+            ++v.kicks.total;  // as Device::kick: replayed on entering RDY
+            if (v.state() == prm::VirtqState::RDY) ++v.kicks.delivered;
+            else if (v.state() != prm::VirtqState::ERR) ++v.kicks.pending;
+        });
+}
+
+std::vector<Datapath::Pair> Datapath::ready_pairs() {
+    std::vector<Pair> pairs;
+    std::lock_guard lk(st_.mu);
+    if (!tr_) return pairs;
+    // TX queue 2k+1 of a context feeds RX queue 2k of the same context.
+    st_.virtqs.for_each([&](uint32_t id, VirtqObj& v) {
+        if (!runnable(v) || !(v.attr.queue_index & 1)) return;
+        Pair p{id, 0};
+        st_.virtqs.for_each([&](uint32_t rid, VirtqObj& r) {
+            if (r.ctx == v.ctx && r.attr.queue_index == v.attr.queue_index - 1) p.rx = rid;
+        });
+        pairs.push_back(p);
+    });
+    return pairs;
+}
+
+bool Datapath::pass() {
+    auto rung = read_doorbells();
+    if (!rung.empty()) count_kicks(rung);
+    if (!rung.empty() || kicked_.exchange(false)) hot_ = kHotPasses;
+    {
+        std::lock_guard lk(stats_mu_);
+        ++stats_.passes;
+        stats_.doorbells += rung.size();
+    }
+    if (hot_ == 0) return false;
+    --hot_;
+    uint32_t moved = 0;
+    for (const Pair& p : ready_pairs()) moved += process_pair(p);
+    if (moved) hot_ = kHotPasses;
+    return moved != 0;
+}
+
+uint32_t Datapath::process_pair(const Pair& p) {
+    std::lock_guard lk(st_.mu);
+    auto tx = st_.virtqs.find(p.tx);
+    if (!tx || !runnable(*tx) || !tr_) return 0;  // suspended/destroyed since the snapshot
+    VirtqObj* rx = nullptr;
+    if (p.rx)
+        if (auto r = st_.virtqs.find(p.rx); r && runnable(*r)) rx = &*r;
+    prm::VirtqCounters scratch_tx, scratch_rx;
+    auto counters_of = [&](VirtqObj& v, prm::VirtqCounters& scratch) -> prm::VirtqCounters& {
+        if (v.attr.counter_set_id)
+            if (auto c = st_.counters.find(v.attr.counter_set_id)) return c->values;
+        return scratch;
+    };
+    DirtyLog txlog(tr_, tx->attr);
+    std::optional<DirtyLog> rxlog;
+    if (rx) rxlog.emplace(tr_, rx->attr);
+    WriteObserver txobs = [&](uint64_t a, size_t n) { txlog.mark(a, n); if (observer_) observer_(a, n); };
+    WriteObserver rxobs = [&](uint64_t a, size_t n) { rxlog->mark(a, n); if (observer_) observer_(a, n); };
+    QueueIo txio{tx->attr, counters_of(*tx, scratch_tx), &txobs};
+    std::optional<QueueIo> rxio;
+    if (rx) rxio.emplace(QueueIo{rx->attr, counters_of(*rx, scratch_rx), &rxobs});
+    LoopbackResult r = loopback(tr_, txio, rxio ? &*rxio : nullptr, kBudget);
+    // A bitmap the device cannot write would lose dirty pages: an error too.
+    if (!txio.error && txlog.failed()) txio.error = error_type::kDirtyLog, ++txio.ctr.error_cqes;
+    if (rxio && !rxio->error && rxlog->failed()) rxio->error = error_type::kDirtyLog, ++rxio->ctr.error_cqes;
+    auto fail = [&](uint32_t id, VirtqObj& v, uint8_t type) {
+        if (!transition(v, {prm::VirtqState::ERR, VqCause::DeviceError, type}, freeze_to_rdy_)) return;
+        auto eqe = object_change_eqe(kVirtqType, id);
+        st_.events.raise(kVirtqType, id, prm::kEventObjectChange, eqe);
+        std::lock_guard sl(stats_mu_);
+        ++stats_.errors;
+    };
+    if (txio.error) fail(p.tx, *tx, txio.error);
+    if (rxio && rxio->error) fail(p.rx, *rx, rxio->error);
+    std::lock_guard sl(stats_mu_);
+    stats_.packets += r.packets;
+    return r.packets;
+}
+
+}  // namespace mlx5async::emu::dp

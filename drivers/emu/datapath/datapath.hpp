@@ -1,0 +1,106 @@
+// The datapath of one emulated device: a thread ("emu-dp<N>") that reads the
+// VAR doorbell pages and runs the TX->RX loopback of every RDY queue pair.
+//
+// Doorbells. A kick is a store of the queue index to offset 0 of a VAR page
+// (DPDK mlx5 vdpa's kick relay, or a frontend's host notifier). Memory writes
+// wake nobody, so the thread polls: each pass swaps every doorbell word with
+// an idle pattern (0xffffffff) and takes what was there. After activity it
+// keeps passing (yielding) for a while, then sleeps with a growing timeout
+// (20 us doubling up to 1 ms); Device::kick() and a virtq entering RDY wake
+// it at once. Idle cost: at most ~1000 wake-ups a second, no busy loop.
+// Doorbells are a single register per page (last writer wins), so any
+// doorbell of a device makes the next passes scan every RDY pair of it: a
+// kick overwritten by another queue's is never lost.
+//
+// Exactness. Each pair is processed under DeviceState::mu, the lock every
+// command's semantics runs under (and the one emu::translate needs for the
+// mkey tables), one whole chain at a time. So once MODIFY->SUSPEND has
+// returned no chain of that queue is in flight, and hw_available_index /
+// hw_used_index in the object are exactly what was consumed and completed.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "split_ring.hpp"
+
+namespace mlx5async::emu {
+
+struct DeviceState;
+
+namespace dp {
+
+struct DatapathStats {
+    uint64_t passes = 0;
+    uint64_t packets = 0;
+    uint64_t doorbells = 0;  // doorbell writes seen on VAR pages
+    uint64_t sleeps = 0;
+    uint64_t errors = 0;     // virtqs moved to ERR
+};
+
+class Datapath {
+public:
+    Datapath(DeviceState& st, uint32_t index, bool freeze_to_rdy);
+    ~Datapath();
+    Datapath(const Datapath&) = delete;
+    Datapath& operator=(const Datapath&) = delete;
+
+    // Guest memory access. Without a translator nothing is processed.
+    // Called with DeviceState::mu NOT held.
+    void set_translator(Translator t);
+    // Tests: told of every write the device makes to guest memory.
+    void set_write_observer(WriteObserver o);
+
+    // VAR pages (api_device.cpp): mapped here so the thread can read them.
+    void add_doorbell(uint32_t var_id, uint32_t ctx, int fd, off_t off);
+    void remove_doorbell(uint32_t var_id);
+    void drop_context(uint32_t ctx);
+
+    // A kick (Device::kick) or a virtq entering RDY: wake and scan.
+    void notify();
+    void stop();
+    DatapathStats stats() const;
+
+    static constexpr uint32_t kIdleDoorbell = 0xffffffffu;
+
+private:
+    struct Doorbell {
+        uint32_t var_id, ctx;
+        uint32_t* word;
+        void* map;
+    };
+    struct Pair {
+        uint32_t tx = 0, rx = 0;
+    };
+    void run(std::stop_token stop);
+    bool pass();
+    std::vector<std::pair<uint32_t, uint16_t>> read_doorbells();
+    void count_kicks(const std::vector<std::pair<uint32_t, uint16_t>>& rung);
+    std::vector<Pair> ready_pairs();
+    uint32_t process_pair(const Pair& p);
+
+    DeviceState& st_;
+    uint32_t index_;
+    bool freeze_to_rdy_;
+    Translator tr_;            // under st_.mu
+    WriteObserver observer_;   // under st_.mu
+    mutable std::mutex db_mu_;  // doorbells_
+    std::vector<Doorbell> doorbells_;
+    std::mutex wake_mu_;
+    std::condition_variable_any wake_cv_;
+    bool woken_ = false;  // under wake_mu_
+    std::atomic<bool> kicked_{false};
+    uint32_t hot_ = 0;  // passes left that scan all pairs (thread only)
+    mutable std::mutex stats_mu_;
+    DatapathStats stats_;
+    std::jthread thread_;  // last: stops first
+};
+
+}  // namespace dp
+}  // namespace mlx5async::emu

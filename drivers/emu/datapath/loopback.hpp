@@ -1,0 +1,39 @@
+// TX -> RX loopback of one queue pair (Linux vdpa_sim_net's work function):
+// each chain the driver makes available on TX queue 2k+1 is copied, virtio-net
+// header included, into the next receive chain of RX queue 2k; both are
+// completed. Unlike vdpa_sim_net, a TX chain waits (is not consumed) while
+// the RX queue has no buffer or is not RDY, so nothing is ever dropped.
+// Every chain is fetched, copied and completed in one step: when this returns,
+// hw_available_index / hw_used_index say exactly what was consumed/completed.
+#pragma once
+
+#include <cstdint>
+
+#include "common/prm/counters.hpp"
+#include "common/prm/virtq.hpp"
+#include "split_ring.hpp"
+
+namespace mlx5async::emu::dp {
+
+// One virtq as the loopback sees it: its context (indexes move here), its
+// counters and who hears about its writes (dirty log, tests).
+struct QueueIo {
+    prm::VirtqAttr& attr;
+    prm::VirtqCounters& ctr;
+    const WriteObserver* on_write = nullptr;
+    uint8_t error = 0;  // set when this queue hit a bad ring/descriptor
+};
+
+struct LoopbackResult {
+    uint32_t packets = 0;
+    bool blocked = false;  // TX chains left waiting for RX buffers
+};
+
+// virtio-net header size: 12 bytes with VERSION_1 or MRG_RXBUF (num_buffers
+// present), else 10 (virtio 1.x §5.1.6).
+size_t net_hdr_len(const prm::VirtqAttr& a);
+
+// Moves at most `budget` packets. rx may be null (RX queue not RDY).
+LoopbackResult loopback(const Translator& tr, QueueIo& tx, QueueIo* rx, uint32_t budget);
+
+}  // namespace mlx5async::emu::dp

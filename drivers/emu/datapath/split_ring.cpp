@@ -1,0 +1,164 @@
+#include "split_ring.hpp"
+
+#include <atomic>
+#include <cstring>
+
+namespace mlx5async::emu::dp {
+namespace {
+
+// virtio 1.x §2.7.6 / §2.7.8: flags(2) idx(2) ring[size] ...
+constexpr uint64_t kIdxOff = 2;
+constexpr uint64_t kRingOff = 4;
+constexpr size_t kDescBytes = 16;
+constexpr size_t kUsedElemBytes = 8;
+
+}  // namespace
+
+bool GuestMem::read(uint64_t addr, void* dst, size_t len) const {
+    auto spans = tr_(mkey_, addr, len);
+    if (!spans) return false;
+    auto* d = static_cast<std::byte*>(dst);
+    for (const HostSpan& s : *spans) {
+        std::memcpy(d, s.host, s.len);
+        d += s.len;
+    }
+    return true;
+}
+
+bool GuestMem::write(uint64_t addr, const void* src, size_t len) const {
+    auto spans = tr_(mkey_, addr, len);
+    if (!spans) return false;
+    auto* p = static_cast<const std::byte*>(src);
+    for (const HostSpan& s : *spans) {
+        std::memcpy(s.host, p, s.len);
+        p += s.len;
+    }
+    if (on_write_ && *on_write_) (*on_write_)(addr, len);
+    return true;
+}
+
+std::optional<uint16_t> GuestMem::load_idx(uint64_t addr) const {
+    uint16_t v;
+    if (!read(addr, &v, sizeof v)) return std::nullopt;
+    // virtio: read avail->idx before the ring entries it publishes.
+    std::atomic_thread_fence(std::memory_order_acquire);
+    return v;  // little-endian guest on a little-endian host (VERSION_1)
+}
+
+bool GuestMem::store_idx(uint64_t addr, uint16_t v) const {
+    // virtio §2.7.8: used elements are visible before used->idx moves.
+    std::atomic_thread_fence(std::memory_order_release);
+    return write(addr, &v, sizeof v);
+}
+
+std::optional<uint16_t> SplitRing::pending(uint16_t last_avail, RingError& err) const {
+    auto idx = mem_.load_idx(avail_ + kIdxOff);
+    if (!idx) {
+        err.error_type = error_type::kRingAddr;
+        return std::nullopt;
+    }
+    uint16_t n = uint16_t(*idx - last_avail);
+    if (n > size_) {  // virtio §2.7.13.3: the driver never runs more than size ahead
+        err.error_type = error_type::kAvailIndex;
+        return std::nullopt;
+    }
+    return n;
+}
+
+std::optional<Desc> SplitRing::read_desc(uint16_t i) const {
+    uint8_t raw[kDescBytes];
+    if (!mem_.read(desc_ + uint64_t(i) * kDescBytes, raw, sizeof raw)) return std::nullopt;
+    Desc d;
+    std::memcpy(&d.addr, raw, 8);
+    std::memcpy(&d.len, raw + 8, 4);
+    std::memcpy(&d.flags, raw + 12, 2);
+    std::memcpy(&d.next, raw + 14, 2);
+    return d;
+}
+
+std::optional<Chain> SplitRing::chain_at(uint16_t last_avail, RingError& err) const {
+    uint16_t head;
+    if (!mem_.read(avail_ + kRingOff + 2ull * (last_avail % size_), &head, 2)) {
+        err.error_type = error_type::kRingAddr;
+        return std::nullopt;
+    }
+    Chain c;
+    c.head = head;
+    std::vector<bool> seen(size_, false);
+    uint16_t i = head;
+    for (;;) {
+        if (i >= size_) {
+            err.error_type = error_type::kDescIndex;
+            return std::nullopt;
+        }
+        if (seen[i]) {  // virtio §2.7.5.2: chains do not loop
+            err.error_type = error_type::kChainLoop;
+            return std::nullopt;
+        }
+        seen[i] = true;
+        auto d = read_desc(i);
+        if (!d) {
+            err.error_type = error_type::kRingAddr;
+            return std::nullopt;
+        }
+        if (d->flags & kDescIndirect) {  // RING_INDIRECT_DESC is not offered
+            err.error_type = error_type::kDescFlags;
+            return std::nullopt;
+        }
+        // virtio §2.7.4.2: readable descriptors come before writable ones.
+        if (!(d->flags & kDescWrite) && c.writable) {
+            err.error_type = error_type::kDescFlags;
+            return std::nullopt;
+        }
+        // The buffer must be inside registered memory (probe, no copy).
+        if (!mem_.covers(d->addr, d->len)) {
+            err.error_type = error_type::kBufferAddr;
+            return std::nullopt;
+        }
+        c.descs.push_back(*d);
+        (d->flags & kDescWrite ? c.writable : c.readable) += d->len;
+        if (!(d->flags & kDescNext)) break;
+        // Every descriptor of the table used and still NEXT: longer than
+        // the queue (vringh calls it a loop; we count it as exceed_max_chain).
+        if (c.descs.size() == size_) {
+            err.error_type = error_type::kChainTooLong;
+            return std::nullopt;
+        }
+        i = d->next;
+    }
+    return c;
+}
+
+bool SplitRing::push_used(uint16_t used_idx, uint16_t id, uint32_t len) const {
+    uint8_t elem[kUsedElemBytes];
+    uint32_t id32 = id;
+    std::memcpy(elem, &id32, 4);
+    std::memcpy(elem + 4, &len, 4);
+    if (!mem_.write(used_ + kRingOff + kUsedElemBytes * (used_idx % size_), elem, sizeof elem))
+        return false;
+    return mem_.store_idx(used_ + kIdxOff, uint16_t(used_idx + 1));
+}
+
+bool SplitRing::gather(const Chain& c, std::vector<std::byte>& out) const {
+    out.resize(c.readable);
+    size_t off = 0;
+    for (const Desc& d : c.descs) {
+        if (d.flags & kDescWrite) break;
+        if (d.len && !mem_.read(d.addr, out.data() + off, d.len)) return false;
+        off += d.len;
+    }
+    return true;
+}
+
+bool SplitRing::scatter(const Chain& c, const std::byte* src, size_t len) const {
+    for (const Desc& d : c.descs) {
+        if (!(d.flags & kDescWrite) || !len) continue;
+        size_t n = std::min<size_t>(d.len, len);
+        if (!mem_.write(d.addr, src, n)) return false;
+        src += n;
+        len -= n;
+    }
+    return true;
+}
+
+}  // namespace mlx5async::emu::dp
