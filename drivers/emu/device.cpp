@@ -150,6 +150,12 @@ size_t Device::virtq_count() {
     return state_.virtqs.size();
 }
 
+ObjectCounts Device::object_counts() {
+    std::lock_guard lk(state_.mu);
+    return {state_.pds.size(), state_.umems.size(), state_.mkeys.size(),
+            state_.counters.size(), state_.virtqs.size()};
+}
+
 std::vector<uint32_t> Device::virtqs_of_queue(uint16_t queue_index) {
     std::lock_guard lk(state_.mu);
     std::vector<uint32_t> ids;
@@ -165,6 +171,14 @@ void Device::drop_context_objects(uint32_t ctx) {
     std::vector<uint32_t> ids;
     state_.virtqs.for_each([&](uint32_t id, VirtqObj& v) { if (v.ctx == ctx) ids.push_back(id); });
     for (uint32_t id : ids) remove_virtq(state_, id);
+    // Indirect mkeys first: they pin direct ones, which pin umems.
+    for (bool indirect : {true, false}) {
+        std::vector<uint32_t> mk;
+        state_.mkeys.for_each([&](uint32_t id, MkeyObj& m) {
+            if (m.ctx == ctx && m.indirect == indirect) mk.push_back(id);
+        });
+        for (uint32_t id : mk) remove_mkey(state_, id);
+    }
     auto drop = [ctx](auto& table) {
         std::vector<uint32_t> v;
         table.for_each([&](uint32_t id, auto& o) { if (o.ctx == ctx) v.push_back(id); });

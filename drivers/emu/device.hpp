@@ -47,6 +47,11 @@ struct UmemInfo {
     uint32_t refs = 0;
 };
 
+// Live objects per table (tests check for leaks).
+struct ObjectCounts {
+    size_t pds = 0, umems = 0, mkeys = 0, counters = 0, virtqs = 0;
+};
+
 // A command's semantics, given the fault decision and whether it was aborted.
 using SemanticsFn = std::function<CmdOutcome(bool aborted, const FaultDecision&)>;
 
@@ -94,6 +99,7 @@ public:
     // datapath counts).
     Result<void> set_virtq_counters(uint32_t counters_id, const prm::VirtqCounters& v);
     size_t virtq_count();
+    ObjectCounts object_counts();
     // Object ids of the virtqs with this queue_index (any context).
     std::vector<uint32_t> virtqs_of_queue(uint16_t queue_index);
 

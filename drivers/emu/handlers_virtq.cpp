@@ -6,6 +6,7 @@
 #include "common/prm/opcodes.hpp"
 #include "common/prm/virtq.hpp"
 #include "dispatch.hpp"
+#include "guest_memory.hpp"
 #include "virtq_fsm.hpp"
 #include "datapath/datapath.hpp"
 
@@ -79,6 +80,8 @@ Result<void> validate_create(DeviceState& st, const VirtqAttr& a) {
     MLX5A_CHECK(check_umems(st, a));
     if (a.counter_set_id)
         if (auto c = st.counters.find(a.counter_set_id); !c) return unexpected(c.error());
+    // Rings must be reachable through a non-zero virtio_q_mkey (guest_memory.hpp).
+    if (a.virtio_q_mkey) MLX5A_CHECK(check_virtq_rings(st, a));
     return {};
 }
 
@@ -86,6 +89,7 @@ void pin(DeviceState& st, const VirtqAttr& a, int delta) {
     st.pds.find(a.pd)->refs += delta;
     for (const auto& u : a.umem) st.umems.find(u.id)->refs += delta;
     if (a.counter_set_id) st.counters.find(a.counter_set_id)->refs += delta;
+    if (a.virtio_q_mkey) find_mkey(st, a.virtio_q_mkey)->refs += delta;
 }
 
 Result<void> validate_modify(const DeviceState& st, const VirtqObj& vq, const VirtqAttr& a) {
@@ -151,6 +155,27 @@ void apply_fields(VirtqAttr& d, const VirtqAttr& a, uint64_t sel) {
     if (sel & mb::DESC_GROUP_MKEY) d.desc_group_mkey = a.desc_group_mkey;
 }
 
+// The object as the MODIFY would leave it: a non-zero virtio_q_mkey must
+// exist, and on the way to RDY the rings must translate through it.
+Result<void> check_modify_mkey(const DeviceState& st, const VirtqObj& vq, const VirtqAttr& a) {
+    uint64_t sel = a.modify_field_select;
+    VirtqAttr after = vq.attr;
+    apply_fields(after, a, sel);
+    if (!after.virtio_q_mkey) return {};
+    bool to_rdy = (sel & mb::STATE) && a.state == prm::VirtqState::RDY;
+    if (to_rdy) return check_virtq_rings(st, after);
+    if ((sel & mb::VIRTIO_Q_MKEY) && !find_mkey(st, after.virtio_q_mkey))
+        return fw_fail(Status::BAD_PARAM_ERR, syndrome::kVirtqMkeyUnknown, "virtio_q_mkey unknown");
+    return {};
+}
+
+// The virtq pins the mkey it holds: move the pin when the MODIFY changed it.
+void repin_mkey(DeviceState& st, uint32_t old_mkey, uint32_t new_mkey) {
+    if (old_mkey == new_mkey) return;
+    if (MkeyObj* o = old_mkey ? find_mkey(st, old_mkey) : nullptr) o->refs--;
+    if (MkeyObj* n = new_mkey ? find_mkey(st, new_mkey) : nullptr) n->refs++;
+}
+
 void write_ok(Mailbox& m, uint32_t obj_id) {
     prm::write_general_obj_out({0, 0, obj_id}, m.out);
 }
@@ -181,10 +206,13 @@ Result<void> h_modify_virtq(DeviceState& st, Mailbox& m) {
     auto vq = st.virtqs.find(id);
     if (!vq) return unexpected(vq.error());
     MLX5A_CHECK(validate_modify(st, *vq, *a));
+    MLX5A_CHECK(check_modify_mkey(st, *vq, *a));
     uint64_t sel = a->modify_field_select;
     if (sel & mb::STATE)
         MLX5A_CHECK(transition(*vq, {a->state}, caps(st).freeze_to_rdy_supported));
+    uint32_t old_mkey = vq->attr.virtio_q_mkey;
     apply_fields(vq->attr, *a, sel);
+    repin_mkey(st, old_mkey, vq->attr.virtio_q_mkey);
     // Datapath: runs under st.mu too, so a SUSPEND returning here is exact;
     // entering RDY replays recorded kicks (and rescans the ring).
     if ((sel & mb::STATE) && a->state == prm::VirtqState::RDY && st.datapath) st.datapath->notify();

@@ -24,6 +24,7 @@ struct DeviceState {
     ObjectTable<UmemObj, Kind::Umem> umems;
     ObjectTable<CountersObj, Kind::Counters> counters;
     ObjectTable<VirtqObj, Kind::Virtq> virtqs;
+    ObjectTable<MkeyObj, Kind::Mkey> mkeys;
     EventHub events;
     dp::Datapath* datapath = nullptr;  // woken when a virtq enters RDY
 };
