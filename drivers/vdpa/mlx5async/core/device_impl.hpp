@@ -16,6 +16,7 @@
 #include "common/prm/virtq.hpp"
 #include "device.hpp"
 #include "error_recovery.hpp"
+#include "kick_relay.hpp"
 
 namespace mlx5async::core {
 
@@ -56,6 +57,7 @@ struct Device::Impl {
     devx::Context ctx;
     devx::Pd pd;
     VarPtr var;  // doorbell page a frontend can map (null when unavailable)
+    std::unique_ptr<KickRelay> kick_relay;  // kickfds -> var (null without var)
     prm::GeneralCaps gcaps;
     prm::VirtioEmulationCaps vcaps;
     std::unique_ptr<devx::Engine> engine;
