@@ -155,6 +155,7 @@ Umem& Umem::operator=(Umem&& o) noexcept {
         api_ = o.api_;
         umem_ = std::exchange(o.umem_, nullptr);
         mem_ = std::move(o.mem_);
+        ext_ = std::exchange(o.ext_, nullptr);
         size_ = std::exchange(o.size_, 0);
     }
     return *this;
@@ -174,6 +175,16 @@ Result<Umem> Umem::reg(const Context& ctx, size_t size, uint32_t access) {
     return out;
 }
 
+Result<Umem> Umem::reg_existing(const Context& ctx, void* addr, size_t size, uint32_t access) {
+    Umem out;
+    out.api_ = ctx.api();
+    out.ext_ = static_cast<std::byte*>(addr);
+    out.size_ = size;
+    out.umem_ = ctx.api()->umem_reg(ctx.get(), addr, size, access);
+    if (!out.umem_) return unexpected(Error::sys(errno, "mlx5dv_devx_umem_reg"));
+    return out;
+}
+
 void Umem::reset() noexcept {
     if (umem_) {
         if (int r = api_->umem_dereg(umem_); r != 0)
@@ -182,6 +193,7 @@ void Umem::reset() noexcept {
         umem_ = nullptr;
     }
     mem_.reset();
+    ext_ = nullptr;
     size_ = 0;
 }
 

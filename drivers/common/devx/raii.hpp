@@ -89,13 +89,15 @@ private:
     mlx5dv_devx_uar* uar_ = nullptr;
 };
 
-// Registered host memory. Owns the page-aligned buffer it registered.
+// Registered host memory. reg() owns the page-aligned buffer it registered;
+// reg_existing() registers memory someone else owns (guest memory mapped by
+// vhost) and never frees it.
 class Umem {
 public:
     Umem() = default;
     Umem(Umem&& o) noexcept
         : api_(o.api_), umem_(std::exchange(o.umem_, nullptr)), mem_(std::move(o.mem_)),
-          size_(std::exchange(o.size_, 0)) {}
+          ext_(std::exchange(o.ext_, nullptr)), size_(std::exchange(o.size_, 0)) {}
     Umem& operator=(Umem&& o) noexcept;
     Umem(const Umem&) = delete;
     Umem& operator=(const Umem&) = delete;
@@ -104,10 +106,14 @@ public:
     // Allocates `size` zeroed bytes (page aligned, at least one page) and registers them.
     static Result<Umem> reg(const Context& ctx, size_t size,
                             uint32_t access = IBV_ACCESS_LOCAL_WRITE);
+    // Registers [addr, addr + size) as it is (DPDK mlx5_vdpa_mem.c: one umem
+    // per vhost region over host_user_addr); the memory must outlive the Umem.
+    static Result<Umem> reg_existing(const Context& ctx, void* addr, size_t size,
+                                     uint32_t access = IBV_ACCESS_LOCAL_WRITE);
 
     mlx5dv_devx_umem* get() const noexcept { return umem_; }
     uint32_t id() const noexcept { return umem_ ? umem_->umem_id : 0; }
-    std::byte* data() const noexcept { return mem_.get(); }
+    std::byte* data() const noexcept { return mem_ ? mem_.get() : ext_; }
     size_t size() const noexcept { return size_; }
     void reset() noexcept;
 
@@ -118,6 +124,7 @@ private:
     const DevxApi* api_ = nullptr;
     mlx5dv_devx_umem* umem_ = nullptr;
     std::unique_ptr<std::byte, FreeMem> mem_;
+    std::byte* ext_ = nullptr;  // reg_existing: not owned
     size_t size_ = 0;
 };
 

@@ -8,14 +8,26 @@
 
 #include <atomic>
 #include <cerrno>
+#include <mutex>
 
 #include "emu/emu.hpp"
+#include "common/prm/opcodes.hpp"
+#include "emu/guest_memory.hpp"
 
 namespace mlx5async::core {
 namespace {
 
 constexpr const char* kFast =
     ",modify_us=0,query_us=0,create_us=0,destroy_us=0,umem_us=0,general_us=0";
+
+// Guest RAM: the virtqs' mkey makes it reachable by the emulated datapath,
+// so it must be real memory (1 GiB reserved, pages appear when touched).
+uint64_t guest_ram() {
+    static void* p = mmap(nullptr, 1ull << 30, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    EXPECT_NE(p, MAP_FAILED);
+    return uint64_t(uintptr_t(p));
+}
 
 std::string unique_name() {
     static std::atomic<int> n{0};
@@ -45,7 +57,8 @@ struct Fixture : testing::Test {
     GuestConfig guest(uint32_t rings, uint16_t avail0 = 0) {
         GuestConfig g;
         g.features = vfeat::VERSION_1 | vfeat::MQ;
-        g.mem.push_back({0, 1ull << 30, 0x7f0000000000});
+        // No memory table: control-path tests keep virtio_q_mkey 0, so the
+        // emulated datapath never reads these (unwritten) rings.
         for (uint16_t i = 0; i < rings; i++) {
             VringConfig v;
             v.index = i;
@@ -58,6 +71,26 @@ struct Fixture : testing::Test {
             g.vrings.push_back(v);
         }
         return g;
+    }
+    // The same rings in real guest RAM (one 1 GiB region), their avail/used
+    // idx written to match vhost's indexes so the datapath finds them idle.
+    GuestConfig guest_in_ram(uint32_t rings) {
+        GuestConfig g = guest(rings);
+        g.mem.push_back({0, 1ull << 30, guest_ram()});
+        seed_rings(g);
+        return g;
+    }
+    static void seed_rings(const GuestConfig& g) {
+        auto host = [&](uint64_t gpa) -> uint16_t* {
+            for (const auto& r : g.mem)
+                if (gpa >= r.guest_phys_addr && gpa < r.guest_phys_addr + r.size)
+                    return reinterpret_cast<uint16_t*>(uintptr_t(r.host_addr + gpa - r.guest_phys_addr));
+            return nullptr;
+        };
+        for (const auto& v : g.vrings) {
+            host(v.avail_gpa)[1] = v.last_avail_idx;  // avail->idx (little-endian host)
+            host(v.used_gpa)[1] = v.last_used_idx;    // used->idx
+        }
     }
     void enable_all(uint32_t rings) {
         for (uint16_t i = 0; i < rings; i++) dev->set_vring_state(i, true);
@@ -302,6 +335,119 @@ TEST_F(DeviceCore, BadFaultRulesAreRejectedClearly) {
     EXPECT_FALSE(dev->emu_fault("op=modify"));
     EXPECT_FALSE(dev->emu_fault("vq=99 error_type=1"));
     EXPECT_TRUE(dev->emu_fault("clear"));
+}
+
+// --- Guest memory: umem per region, direct mkey per region, one indirect mkey.
+
+uint64_t mkey_creates(emu::Device& e) {
+    auto c = e.counters().by_opcode;
+    auto it = c.find(uint16_t(prm::Opcode::CREATE_MKEY));
+    return it == c.end() ? 0 : it->second;
+}
+
+// The host address `gpa` maps to through `mkey` in the emulator, or 0.
+uint64_t host_of(emu::Device& e, uint32_t mkey, uint64_t gpa, size_t len) {
+    emu::DeviceState& st = e.state();
+    std::lock_guard lk(st.mu);
+    auto s = emu::translate(st, mkey, gpa, len);
+    if (!s || s->size() != 1) return 0;
+    return uint64_t(uintptr_t((*s)[0].host));
+}
+
+TEST_F(DeviceCore, VirtqMkeyTranslatesTheRingAddresses) {
+    open("cx7", 2);
+    auto base = emu_dev().object_counts();
+    enable_all(4);
+    auto g = guest_in_ram(4);
+    ASSERT_TRUE(dev->configure(g));
+    uint32_t mkey = fw(0).attr.virtio_q_mkey;
+    ASSERT_NE(mkey, 0u);
+    for (uint16_t i = 0; i < 4; i++) {
+        auto f = fw(i);
+        EXPECT_EQ(f.state, prm::VirtqState::RDY);
+        EXPECT_EQ(f.attr.virtio_q_mkey, mkey) << i;
+        const auto& v = g.vrings[i];
+        EXPECT_EQ(host_of(emu_dev(), mkey, v.desc_gpa, 16 * 256), guest_ram() + v.desc_gpa);
+        EXPECT_EQ(host_of(emu_dev(), mkey, v.avail_gpa, 6 + 2 * 256), guest_ram() + v.avail_gpa);
+        EXPECT_EQ(host_of(emu_dev(), mkey, v.used_gpa, 6 + 8 * 256), guest_ram() + v.used_gpa);
+    }
+    auto c = emu_dev().object_counts();
+    EXPECT_EQ(c.mkeys, 2u);  // one direct (one region) + the indirect one
+    EXPECT_EQ(c.umems, base.umems + 1);
+    EXPECT_EQ(dev->last_timing(Op::Resume).commands, 4u);  // mkey inside the one MODIFY
+}
+
+TEST_F(DeviceCore, UnchangedMemoryTableKeepsItsRegistrationAcrossCloseAndConf) {
+    open("cx7", 2);
+    enable_all(4);
+    ASSERT_TRUE(dev->configure(guest_in_ram(4)));
+    uint32_t mkey = fw(0).attr.virtio_q_mkey;
+    uint64_t creates = mkey_creates(emu_dev());
+    EXPECT_EQ(creates, 2u);
+    for (int cycle = 0; cycle < 3; cycle++) {
+        std::vector<RingIndexes> out;
+        ASSERT_TRUE(dev->close(out));
+        ASSERT_TRUE(dev->configure(guest_in_ram(4)));  // migration resume: same table
+    }
+    EXPECT_EQ(mkey_creates(emu_dev()), creates);
+    EXPECT_EQ(emu_dev().object_counts().mkeys, 2u);
+    for (uint16_t i = 0; i < 4; i++) {
+        EXPECT_EQ(fw(i).attr.virtio_q_mkey, mkey);
+        EXPECT_EQ(fw(i).state, prm::VirtqState::RDY);
+    }
+}
+
+TEST_F(DeviceCore, ChangedMemoryTableMovesEveryVirtqToTheNewMkeyAndFreesTheOld) {
+    open("cx7", 2);
+    auto base = emu_dev().object_counts();
+    enable_all(4);
+    ASSERT_TRUE(dev->configure(guest_in_ram(4)));
+    uint32_t old_mkey = fw(0).attr.virtio_q_mkey;
+    std::vector<RingIndexes> out;
+    ASSERT_TRUE(dev->close(out));
+    dev->set_vring_state(3, false);  // stays SUSPENDed: re-pointed, not started
+    // Two regions with a hole between them; ring 2 lives in the second one.
+    auto g = guest_in_ram(4);
+    g.mem = {{0, 512ull << 20, guest_ram()}, {768ull << 20, 256ull << 20, guest_ram() + (512ull << 20)}};
+    g.vrings[2].desc_gpa = (768ull << 20) + 0x10000;
+    g.vrings[2].avail_gpa = g.vrings[2].desc_gpa + 0x1000;
+    g.vrings[2].used_gpa = g.vrings[2].desc_gpa + 0x2000;
+    seed_rings(g);
+    ASSERT_TRUE(dev->configure(g));
+    uint32_t mkey = fw(0).attr.virtio_q_mkey;
+    EXPECT_NE(mkey, old_mkey);
+    for (uint16_t i = 0; i < 4; i++) EXPECT_EQ(fw(i).attr.virtio_q_mkey, mkey) << i;
+    EXPECT_EQ(fw(3).state, prm::VirtqState::SUSPEND);
+    EXPECT_EQ(dev->last_timing(Op::Resume).commands, 4u);  // 3 starts + 1 re-point, one batch
+    EXPECT_EQ(host_of(emu_dev(), mkey, g.vrings[2].desc_gpa, 16),
+              guest_ram() + (512ull << 20) + 0x10000);
+    EXPECT_EQ(host_of(emu_dev(), mkey, 600ull << 20, 16), 0u);  // the hole
+    auto c = emu_dev().object_counts();
+    EXPECT_EQ(c.mkeys, 3u);  // the old direct + indirect are gone
+    EXPECT_EQ(c.umems, base.umems + 2);
+}
+
+TEST_F(DeviceCore, CleanupUnregistersGuestMemoryAndConfRegistersAgain) {
+    open("cx7", 2);
+    auto base = emu_dev().object_counts();
+    enable_all(4);
+    ASSERT_TRUE(dev->configure(guest_in_ram(4)));
+    std::vector<RingIndexes> out;
+    ASSERT_TRUE(dev->close(out));
+    dev->cleanup();
+    auto c = emu_dev().object_counts();
+    EXPECT_EQ(c.mkeys, 0u);
+    EXPECT_EQ(c.umems, base.umems);
+    EXPECT_EQ(c.virtqs, base.virtqs);  // objects stay, SUSPENDed, naming no mkey
+    for (uint16_t i = 0; i < 4; i++) {
+        EXPECT_EQ(fw(i).state, prm::VirtqState::SUSPEND);
+        EXPECT_EQ(fw(i).attr.virtio_q_mkey, 0u);
+    }
+    enable_all(4);
+    ASSERT_TRUE(dev->configure(guest_in_ram(4)));
+    EXPECT_EQ(emu_dev().object_counts().mkeys, 2u);
+    EXPECT_NE(fw(0).attr.virtio_q_mkey, 0u);
+    EXPECT_EQ(fw(0).state, prm::VirtqState::RDY);
 }
 
 TEST(DeviceOpen, UnknownProfileAndHardwareWithoutDeviceFailClearly) {

@@ -92,6 +92,11 @@ prm::VirtqAttr Device::Impl::start_attr(const Vq& vq, const VringConfig* vr,
         a.hw_used_index = vq.saved_used;
         a.modify_field_select |= mb::VIRTIO_Q_AVAIL_IDX | mb::VIRTIO_Q_USED_IDX;
     }
+    // The guest-memory mkey, in the same MODIFY (guest_memory.hpp).
+    if (mem.current.mkey && (fresh || a.virtio_q_mkey != mem.current.mkey)) {
+        a.virtio_q_mkey = mem.current.mkey;
+        a.modify_field_select |= mb::VIRTIO_Q_MKEY;
+    }
     if (log_on && (fresh || !a.dirty_bitmap_dump_enable)) {
         a.dirty_bitmap_addr = log.host_addr;
         a.dirty_bitmap_size = uint32_t(log.size);
@@ -178,12 +183,18 @@ Result<void> Device::Impl::resume_rings(std::span<const uint16_t> rings, Op op,
         b.add(std::move(*c));
     }
     t.queues = uint32_t(b.size());
+    const size_t starts = b.size();
+    add_mkey_repoints(b, sent, rings);  // idle virtqs naming an old mkey
     t.prepare_ns = steady_ns() - t0;
     auto res = run(std::move(b), op, &t);
     Result<void> first = {};
     for (size_t i = 0; i < res.entries.size(); i++) {
         auto& e = res.entries[i];
         Vq& vq = vqs[e.queue];
+        if (i >= starts) {
+            if (e.ok()) vq.attr.virtio_q_mkey = sent[i].virtio_q_mkey;
+            continue;
+        }
         if (!e.ok()) {
             vq.errors++;
             if (first) first = unexpected(e.steps[0].error());

@@ -103,7 +103,8 @@ public:
     // the device failed to answer for that ring; the error is logged and
     // returned only after every ring has its indexes).
     Result<void> close(std::vector<RingIndexes>& out);
-    // vhost: dev_cleanup. Forget guest memory; virtq objects stay.
+    // vhost: dev_cleanup. Forget guest memory: virtqs stop naming its mkey,
+    // then mkeys and umems are destroyed; virtq objects stay.
     void cleanup();
     // vhost: set_vring_state. Recorded; consecutive changes are applied as
     // one batch at flush() (the glue flushes at the end of a message burst).

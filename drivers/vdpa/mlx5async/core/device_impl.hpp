@@ -13,10 +13,11 @@
 #include "common/devx/engine.hpp"
 #include "common/devx/raii.hpp"
 #include "common/prm/caps.hpp"
+#include "common/prm/mkey.hpp"
 #include "common/prm/virtq.hpp"
 #include "device.hpp"
 #include "error_recovery.hpp"
-#include "kick_relay.hpp"
+#include "guest_memory.hpp"
 
 namespace mlx5async::core {
 
@@ -57,7 +58,6 @@ struct Device::Impl {
     devx::Context ctx;
     devx::Pd pd;
     VarPtr var;  // doorbell page a frontend can map (null when unavailable)
-    std::unique_ptr<KickRelay> kick_relay;  // kickfds -> var (null without var)
     prm::GeneralCaps gcaps;
     prm::VirtioEmulationCaps vcaps;
     std::unique_ptr<devx::Engine> engine;
@@ -70,6 +70,7 @@ struct Device::Impl {
     std::vector<Vq> vqs;    // index = virtq number, size = max virtqs
     GuestConfig guest;      // last dev_conf's view
     bool guest_valid = false;
+    GuestMemory mem;        // umems + mkeys of the memory table (guest_memory.cpp)
     bool log_on = false;
     DirtyLog log;
     std::array<OpTiming, 2> last{};
@@ -93,6 +94,16 @@ struct Device::Impl {
     Result<void> suspend_rings(std::span<const uint16_t> rings, Op op);
     Result<void> resume_rings(std::span<const uint16_t> rings, Op op, bool vhost_indexes);
     prm::VirtqAttr start_attr(const Vq& vq, const VringConfig* vr, bool vhost_indexes) const;
+
+    // guest_memory.cpp
+    Result<void> update_memory(const std::vector<MemRegion>& table);
+    Result<MemRegistration> register_memory(std::vector<MemRegion> regions);
+    Result<uint32_t> create_mkey(const prm::MkeyAttr& a, devx::DevxObj& obj);
+    Result<uint32_t> null_mkey();
+    void add_mkey_repoints(devx::Batch& b, std::vector<prm::VirtqAttr>& sent,
+                           std::span<const uint16_t> starting);
+    void release_retired_memory();
+    void unregister_memory();
 };
 
 uint64_t steady_ns();

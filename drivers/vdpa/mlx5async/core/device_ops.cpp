@@ -31,6 +31,7 @@ Result<void> Device::configure(const GuestConfig& g) {
                                                    std::to_string(d.vqs.size()) + " virtqs");
     d.guest = g;
     d.guest_valid = true;
+    MLX5A_CHECK(d.update_memory(g.mem));  // no-op while the table is unchanged
     // Rings vhost has not enabled stay as they are (set_vring_state brings them).
     std::vector<uint16_t> start;
     for (const auto& vr : g.vrings) {
@@ -58,13 +59,7 @@ Result<void> Device::configure(const GuestConfig& g) {
         MLX5A_CHECK(d.ensure_objects(group, sz));
     }
     auto r = d.resume_rings(start, Op::Resume, /*vhost_indexes=*/true);
-    if (d.kick_relay) {  // this dev_conf's kickfds; held kicks replay now
-        std::vector<std::pair<uint16_t, int>> kicks;
-        for (const auto& vr : g.vrings) kicks.emplace_back(vr.index, vr.kickfd);
-        if (auto k = d.kick_relay->set_rings(kicks); !k)
-            logf(LogLevel::Warning, "%s: kick relay: %s", d.name.c_str(), to_string(k.error()).c_str());
-        d.kick_relay->set_open(true);
-    }
+    d.release_retired_memory();  // an old table, once no virtq names its mkey
     return r;
 }
 
@@ -72,7 +67,6 @@ Result<void> Device::close(std::vector<RingIndexes>& out) {
     Impl& d = *impl_;
     std::lock_guard lk(d.mu);
     auto ready = rings_in_phase(d.vqs, VqPhase::Ready);
-    if (d.kick_relay) d.kick_relay->set_open(false);  // gated, kept registered
     Result<void> r = d.suspend_rings(ready, Op::Suspend);
     out.clear();
     for (const auto& vr : d.guest.vrings) {
@@ -99,6 +93,7 @@ void Device::cleanup() {
     // vhost connection gone: the rings and memory belong to nobody now.
     d.guest_valid = false;
     for (Vq& vq : d.vqs) vq.enabled = false;
+    d.unregister_memory();  // vhost unmaps the regions after this
 }
 
 void Device::set_vring_state(uint16_t ring, bool enable) {

@@ -1,0 +1,217 @@
+// Guest-memory registration (guest_memory.hpp): umems, direct MTT mkeys,
+// the indirect KLM mkey, and their release once no virtq refers to them.
+#include "guest_memory.hpp"
+
+#include <algorithm>
+
+#include "common/base/log_sink.hpp"
+#include "common/prm/mkey.hpp"
+#include "common/prm/status.hpp"
+#include "device_impl.hpp"
+
+namespace mlx5async::core {
+namespace {
+
+// KLM byte_count is 32 bits; DPDK splits entries at 2 GiB (MLX5_MAX_KLM_BYTE_COUNT).
+constexpr uint64_t kMaxKlmBytes = 1ull << 31;
+
+void add_klm(std::vector<prm::KlmEntry>& klm, uint32_t mkey, uint64_t gpa, uint64_t bytes) {
+    for (uint64_t off = 0; off < bytes; off += kMaxKlmBytes)
+        klm.push_back({uint32_t(std::min(kMaxKlmBytes, bytes - off)), mkey, gpa + off});
+}
+
+bool same_regions(const std::vector<MemRegion>& a, const std::vector<MemRegion>& b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const MemRegion& x, const MemRegion& y) {
+        return x.guest_phys_addr == y.guest_phys_addr && x.size == y.size &&
+               x.host_addr == y.host_addr;
+    });
+}
+
+bool has_holes(const std::vector<MemRegion>& r) {
+    for (size_t i = 1; i < r.size(); i++)
+        if (r[i].guest_phys_addr != r[i - 1].guest_phys_addr + r[i - 1].size) return true;
+    return false;
+}
+
+}  // namespace
+
+std::vector<MemRegion> sorted_regions(std::vector<MemRegion> regions) {
+    std::erase_if(regions, [](const MemRegion& r) { return r.size == 0; });
+    std::sort(regions.begin(), regions.end(), [](const MemRegion& a, const MemRegion& b) {
+        return a.guest_phys_addr < b.guest_phys_addr;
+    });
+    return regions;
+}
+
+// One CREATE_MKEY through the engine; returns the mkey value.
+Result<uint32_t> Device::Impl::create_mkey(const prm::MkeyAttr& a, devx::DevxObj& obj) {
+    auto in = prm::encode_create_mkey(a);
+    MLX5A_CHECK(in);
+    devx::Batch b;
+    b.add(devx::Command::create_obj(ctx, std::move(*in), prm::kCreateMkeyOutBytes));
+    auto res = run(std::move(b), Op::Resume, nullptr);
+    auto& s = res.entries.at(0).steps.at(0);
+    if (!s.ok()) return unexpected(s.error());
+    auto idx = prm::decode_create_mkey_out(s.out);
+    MLX5A_CHECK(idx);
+    obj = std::move(s.obj);
+    return prm::mkey_value(*idx, a.mkey_7_0);
+}
+
+// PRM: holes of an indirect mkey point at the null mkey (QUERY_SPECIAL_CONTEXTS).
+Result<uint32_t> Device::Impl::null_mkey() {
+    if (mem.null_mkey) return mem.null_mkey;
+    std::vector<std::byte> in(prm::kQuerySpecialContextsInBytes);
+    prm::encode_query_special_contexts(in);
+    devx::Batch b;
+    b.add(devx::Command::general(ctx, std::move(in), prm::kQuerySpecialContextsOutBytes));
+    auto res = run(std::move(b), Op::Resume, nullptr);
+    const auto& s = res.entries.at(0).steps.at(0);
+    if (!s.ok()) return unexpected(s.error());
+    auto sc = prm::decode_query_special_contexts_out(s.out);
+    MLX5A_CHECK(sc);
+    mem.null_mkey = sc->null_mkey;
+    return mem.null_mkey;
+}
+
+// Umems, then one batch of direct mkeys, then the indirect mkey over them.
+Result<MemRegistration> Device::Impl::register_memory(std::vector<MemRegion> regions) {
+    MemRegistration reg;
+    reg.regions = std::move(regions);
+    uint32_t hole = 0;
+    if (has_holes(reg.regions)) {
+        auto n = null_mkey();
+        MLX5A_CHECK(n);
+        hole = *n;
+    }
+    devx::Batch b;
+    std::vector<prm::MkeyAttr> attrs;
+    for (const MemRegion& r : reg.regions) {
+        auto u = devx::Umem::reg_existing(ctx, reinterpret_cast<void*>(uintptr_t(r.host_addr)),
+                                          r.size);
+        MLX5A_CHECK(u);
+        reg.umems.push_back(std::move(*u));
+        attrs.push_back(prm::direct_mkey_attr(reg.umems.back().id(), 0, r.guest_phys_addr, r.size,
+                                              pd.pdn()));
+        auto in = prm::encode_create_mkey(attrs.back());
+        MLX5A_CHECK(in);
+        b.add(devx::Command::create_obj(ctx, std::move(*in), prm::kCreateMkeyOutBytes));
+    }
+    auto res = run(std::move(b), Op::Resume, nullptr);
+    std::vector<prm::KlmEntry> klm;
+    for (size_t i = 0; i < res.entries.size(); i++) {
+        auto& s = res.entries[i].steps.at(0);
+        if (!s.ok()) return unexpected(s.error());
+        auto idx = prm::decode_create_mkey_out(s.out);
+        MLX5A_CHECK(idx);
+        reg.direct.push_back(std::move(s.obj));
+        const MemRegion& r = reg.regions[i];
+        if (i > 0) {
+            uint64_t prev_end = reg.regions[i - 1].guest_phys_addr + reg.regions[i - 1].size;
+            add_klm(klm, hole, prev_end, r.guest_phys_addr - prev_end);
+        }
+        add_klm(klm, prm::mkey_value(*idx, attrs[i].mkey_7_0), r.guest_phys_addr, r.size);
+    }
+    auto mk = create_mkey(prm::indirect_mkey_attr(reg.regions.front().guest_phys_addr,
+                                                  std::move(klm), pd.pdn()),
+                          reg.indirect);
+    MLX5A_CHECK(mk);
+    reg.mkey = *mk;
+    mem.registrations++;
+    return reg;
+}
+
+Result<void> Device::Impl::update_memory(const std::vector<MemRegion>& table) {
+    auto want = sorted_regions(table);
+    if (same_regions(mem.current.regions, want)) return {};  // e.g. a migration resume
+    MemRegistration next;
+    if (!want.empty()) {
+        auto r = register_memory(std::move(want));
+        MLX5A_CHECK(r);
+        next = std::move(*r);
+    }
+    if (!mem.current.empty()) mem.retired.push_back(std::move(mem.current));
+    mem.current = std::move(next);
+    logf(LogLevel::Info, "%s: guest memory: %zu regions, mkey 0x%x", name.c_str(),
+         mem.current.regions.size(), mem.current.mkey);
+    return {};
+}
+
+// Idle virtqs (INIT/SUSPEND) that a start batch does not bring up but that
+// still name an old mkey: a MODIFY of virtio_q_mkey alone, in that batch.
+void Device::Impl::add_mkey_repoints(devx::Batch& b, std::vector<prm::VirtqAttr>& sent,
+                                     std::span<const uint16_t> starting) {
+    for (Vq& vq : vqs) {
+        if (vq.phase != VqPhase::Init && vq.phase != VqPhase::Suspended) continue;
+        if (!vq.attr.virtio_q_mkey || vq.attr.virtio_q_mkey == mem.current.mkey) continue;
+        if (std::find(starting.begin(), starting.end(), vq.index) != starting.end()) continue;
+        prm::VirtqAttr a = vq.attr;
+        a.modify_field_select = prm::modify_bits::VIRTIO_Q_MKEY;
+        a.virtio_q_mkey = mem.current.mkey;
+        auto c = devx::Command::modify_virtq(vq.obj, a, vq.index);
+        if (!c) continue;  // cannot happen for a stored attr; the old mkey stays retired
+        b.add(std::move(*c));
+        sent.push_back(a);
+    }
+}
+
+// A retired registration goes once no virtq object names its mkey
+// (indirect first, then direct mkeys, then umems: MemRegistration order).
+void Device::Impl::release_retired_memory() {
+    std::erase_if(mem.retired, [&](const MemRegistration& r) {
+        for (const Vq& vq : vqs)
+            if (vq.obj && vq.attr.virtio_q_mkey == r.mkey) return false;
+        return true;
+    });
+}
+
+// vhost: the memory table is about to be unmapped. Virtqs stop naming the
+// mkey (SUSPEND/INIT: MODIFY to 0; RDY ones are suspended first, objects in
+// ERR destroyed), then every registration is destroyed.
+void Device::Impl::unregister_memory() {
+    std::vector<uint16_t> ready;
+    for (const Vq& vq : vqs)
+        if (vq.phase == VqPhase::Ready && vq.attr.virtio_q_mkey) ready.push_back(vq.index);
+    if (!ready.empty()) (void)suspend_rings(ready, Op::Suspend);
+    devx::Batch b;
+    std::vector<prm::VirtqAttr> sent;
+    for (Vq& vq : vqs) {
+        if (!vq.obj || !vq.attr.virtio_q_mkey) continue;
+        if (vq.phase != VqPhase::Init && vq.phase != VqPhase::Suspended) {
+            b.add(devx::Command::destroy(std::move(vq.obj), vq.index));
+            vq.phase = VqPhase::Absent;  // ensure_objects re-creates it
+            sent.push_back({});
+            continue;
+        }
+        prm::VirtqAttr a = vq.attr;
+        a.modify_field_select = prm::modify_bits::VIRTIO_Q_MKEY;
+        a.virtio_q_mkey = 0;
+        auto c = devx::Command::modify_virtq(vq.obj, a, vq.index);
+        if (!c) continue;
+        b.add(std::move(*c));
+        sent.push_back(a);
+    }
+    auto res = run(std::move(b), Op::Suspend, nullptr);
+    for (size_t i = 0; i < res.entries.size(); i++) {
+        auto& e = res.entries[i];
+        Vq& vq = vqs[e.queue];
+        if (e.steps[0].kind == devx::CmdKind::Destroy) {
+            if (e.ok()) {
+                vq.attr = {};
+            } else {  // still there, still naming the mkey
+                vq.obj = std::move(e.steps[0].obj);
+                vq.phase = VqPhase::Error;
+            }
+            continue;
+        }
+        if (e.ok()) vq.attr.virtio_q_mkey = 0;
+    }
+    if (!mem.current.empty()) mem.retired.push_back(std::move(mem.current));
+    mem.current = {};
+    release_retired_memory();
+    if (!mem.retired.empty())
+        logf(LogLevel::Warning, "%s: %zu guest-memory registrations still referenced", name.c_str(),
+             mem.retired.size());
+}
+
+}  // namespace mlx5async::core

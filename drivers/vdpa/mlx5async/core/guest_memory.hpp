@@ -1,0 +1,64 @@
+// Guest memory registered the way ConnectX needs it (as DPDK's
+// drivers/vdpa/mlx5/mlx5_vdpa_mem.c): a umem per vhost memory region over
+// the region's host mapping, a direct MTT mkey per region (start_addr = its
+// guest physical address), and one indirect KLM mkey over all regions in
+// GPA order, holes between regions covered by the device's null mkey. The
+// indirect mkey is every virtq's virtio_q_mkey.
+//
+// Lifetime: kept across dev_close/dev_conf while vhost's memory table is
+// unchanged (a migration resume must not re-register). A changed table
+// registers the new set first; the old one is retired and destroyed once no
+// virtq object refers to it (the start batch re-points idle virtqs).
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "common/devx/raii.hpp"
+#include "guest.hpp"
+
+namespace mlx5async::core {
+
+struct MemRegistration {
+    std::vector<MemRegion> regions;  // sorted by guest_phys_addr
+    std::vector<devx::Umem> umems;
+    std::vector<devx::DevxObj> direct;
+    devx::DevxObj indirect;
+    uint32_t mkey = 0;  // the indirect mkey's value ((mkey_index << 8) | mkey_7_0)
+
+    MemRegistration() = default;
+    MemRegistration(MemRegistration&& o) noexcept { *this = std::move(o); }
+    MemRegistration& operator=(MemRegistration&& o) noexcept {
+        if (this == &o) return *this;
+        reset();
+        regions = std::move(o.regions);
+        umems = std::move(o.umems);
+        direct = std::move(o.direct);
+        indirect = std::move(o.indirect);
+        mkey = std::exchange(o.mkey, 0);
+        return *this;
+    }
+    ~MemRegistration() { reset(); }
+    // Destroys in pin order: the indirect mkey, the direct mkeys, the umems.
+    void reset() noexcept {
+        indirect.reset();
+        direct.clear();
+        umems.clear();
+        regions.clear();
+        mkey = 0;
+    }
+    bool empty() const noexcept { return mkey == 0; }
+};
+
+struct GuestMemory {
+    MemRegistration current;
+    std::vector<MemRegistration> retired;  // still referenced by some virtq
+    uint32_t null_mkey = 0;                // QUERY_SPECIAL_CONTEXTS, once
+    uint64_t registrations = 0;            // how many times a table was registered
+};
+
+// The regions in GPA order (what registration and comparison use).
+std::vector<MemRegion> sorted_regions(std::vector<MemRegion> regions);
+
+}  // namespace mlx5async::core
