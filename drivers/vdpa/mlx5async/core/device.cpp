@@ -211,6 +211,7 @@ Device::~Device() {
     impl_->vqs.clear();  // objects before mkeys before umems before PD before context
     impl_->mem = {};
     impl_->events.reset();
+    impl_->kick_relay.reset();  // unmaps its view of var first
     impl_->var.reset();
     impl_->pd.reset();
     impl_->ctx.reset();
@@ -234,9 +235,13 @@ Result<std::unique_ptr<Device>> Device::open(const DeviceConfig& cfg, std::strin
     d.pd = std::move(*pd);
     // Host notifiers: the frontend writes doorbells straight into this page
     // (mapped from the context's cmd_fd at mmap_off), as with DPDK's mlx5.
-    if (mlx5dv_var* v = d.api->alloc_var(d.ctx.get(), 0))
+    if (mlx5dv_var* v = d.api->alloc_var(d.ctx.get(), 0)) {
         d.var = VarPtr(v, VarDeleter{d.api});
-    else
+        auto relay = KickRelay::create(d.ctx.get()->cmd_fd, uint64_t(v->mmap_off), v->length, d.name);
+        if (relay) d.kick_relay = std::move(*relay);
+        else logf(LogLevel::Warning, "%s: no kick relay: %s", d.name.c_str(),
+                  to_string(relay.error()).c_str());
+    } else
         logf(LogLevel::Info, "%s: no VAR doorbell page (errno %d): host notifiers off",
              d.name.c_str(), errno);
     MLX5A_CHECK(d.make_engine(cfg.strategy, cfg.max_inflight));

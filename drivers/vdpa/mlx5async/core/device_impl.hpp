@@ -18,6 +18,7 @@
 #include "device.hpp"
 #include "error_recovery.hpp"
 #include "guest_memory.hpp"
+#include "kick_relay.hpp"
 
 namespace mlx5async::core {
 
@@ -58,6 +59,7 @@ struct Device::Impl {
     devx::Context ctx;
     devx::Pd pd;
     VarPtr var;  // doorbell page a frontend can map (null when unavailable)
+    std::unique_ptr<KickRelay> kick_relay;  // kickfds -> var (null without var)
     prm::GeneralCaps gcaps;
     prm::VirtioEmulationCaps vcaps;
     std::unique_ptr<devx::Engine> engine;

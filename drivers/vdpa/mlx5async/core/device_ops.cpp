@@ -60,6 +60,13 @@ Result<void> Device::configure(const GuestConfig& g) {
     }
     auto r = d.resume_rings(start, Op::Resume, /*vhost_indexes=*/true);
     d.release_retired_memory();  // an old table, once no virtq names its mkey
+    if (d.kick_relay) {  // this dev_conf's kickfds; held kicks replay now
+        std::vector<std::pair<uint16_t, int>> kicks;
+        for (const auto& vr : g.vrings) kicks.emplace_back(vr.index, vr.kickfd);
+        if (auto k = d.kick_relay->set_rings(kicks); !k)
+            logf(LogLevel::Warning, "%s: kick relay: %s", d.name.c_str(), to_string(k.error()).c_str());
+        d.kick_relay->set_open(true);
+    }
     return r;
 }
 
@@ -67,6 +74,7 @@ Result<void> Device::close(std::vector<RingIndexes>& out) {
     Impl& d = *impl_;
     std::lock_guard lk(d.mu);
     auto ready = rings_in_phase(d.vqs, VqPhase::Ready);
+    if (d.kick_relay) d.kick_relay->set_open(false);  // gated, kept registered
     Result<void> r = d.suspend_rings(ready, Op::Suspend);
     out.clear();
     for (const auto& vr : d.guest.vrings) {

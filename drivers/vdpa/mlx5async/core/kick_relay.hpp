@@ -1,0 +1,75 @@
+// Kick relay: frontends without host notifiers (virtio_user, QEMU without
+// the HOST_NOTIFIER protocol feature) kick a ring by writing its kickfd
+// (eventfd). One thread ("mlx5a-kick") epolls every started ring's kickfd
+// and writes the ring index to the VAR doorbell page, as DPDK's mlx5 vDPA
+// driver does (mlx5_vdpa_virtq_kick_handler: rte_write32(index, doorbell)).
+//
+// Registered at configure and kept across dev_close: closing only gates it
+// (kicks are drained and remembered per ring, replayed as one doorbell per
+// ring when the gate opens again), so a suspend/resume costs no epoll or
+// thread churn. A new configure replaces the fds (they are dup()ed: vhost
+// may close its own when a SET_VRING_KICK replaces them). DPDK-free.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "common/base/result.hpp"
+#include "common/base/unique_fd.hpp"
+
+namespace mlx5async::core {
+
+struct KickRelayStats {
+    uint64_t kicks = 0;      // eventfd wake-ups read
+    uint64_t doorbells = 0;  // doorbell writes
+    uint64_t held = 0;       // kicks that arrived while gated
+};
+
+class KickRelay {
+public:
+    // Maps the doorbell page (mmap(fd, offset), as a frontend would) and
+    // starts the thread.
+    static Result<std::unique_ptr<KickRelay>> create(int fd, uint64_t offset, uint64_t size,
+                                                     std::string name);
+    ~KickRelay();
+    KickRelay(const KickRelay&) = delete;
+    KickRelay& operator=(const KickRelay&) = delete;
+
+    // Replaces the watched rings: (ring index, kickfd); fds < 0 are skipped.
+    Result<void> set_rings(const std::vector<std::pair<uint16_t, int>>& rings);
+    // Open: kicks go to the doorbell (held ones first). Closed: held.
+    void set_open(bool open);
+    KickRelayStats stats() const;
+    size_t rings() const;
+
+private:
+    KickRelay() = default;
+    struct Ring {
+        uint16_t index = 0;
+        UniqueFd fd;
+        bool held = false;
+    };
+    void run(std::stop_token stop);
+    void on_kick(uint64_t key);
+    void ring_doorbell(uint16_t index);
+
+    std::string name_;
+    void* map_ = nullptr;
+    uint64_t map_len_ = 0;
+    uint32_t* doorbell_ = nullptr;
+    UniqueFd epoll_;
+    UniqueFd wake_;  // stop
+    mutable std::mutex mu_;  // rings_, open_, gen_, stats_
+    std::vector<Ring> rings_;
+    uint32_t gen_ = 0;  // epoll keys carry it: stale events are ignored
+    bool open_ = false;
+    KickRelayStats stats_;
+    std::jthread thread_;  // last: stops first
+};
+
+}  // namespace mlx5async::core
