@@ -5,6 +5,10 @@
 //   suspend | resume    -> rte_pmd_mlx5async_suspend/resume + timing
 //   wait-ready N SEC    -> waits until N virtqs are RDY (or times out)
 //   wait-vid SEC        -> waits until a frontend is attached/detached
+//   rings               -> per vring: the guest's avail->idx and used->idx
+//                          (read from guest memory) and vhost's vring base
+//   cycles K            -> K x (suspend all, resume all); failures counted
+//   stats Q             -> the vDPA stats of virtq Q (rte_vdpa_get_stats)
 //   quit
 // Usage: vdpa_host <EAL args> -- --socket PATH [--device NAME] [--client]
 #include <rte_eal.h>
@@ -79,6 +83,30 @@ std::string timing_json(int rc, rte_pmd_mlx5async_op op) {
     return o.str();
 }
 
+// What the frontend's rings say (guest memory, through vhost's mapping) and
+// what vhost holds as the rings' base (set by the driver at dev_close).
+std::string rings_json(int vid) {
+    std::ostringstream o;
+    o << "{\"vid\":" << vid << ",\"rings\":[";
+    int n = vid >= 0 ? int(rte_vhost_get_vring_num(vid)) : 0;
+    for (int i = 0; i < n; i++) {
+        rte_vhost_vring vr{};
+        uint16_t la = 0, lu = 0;
+        int rc = rte_vhost_get_vhost_vring(vid, uint16_t(i), &vr);
+        rte_vhost_get_vring_base(vid, uint16_t(i), &la, &lu);
+        // Split ring (virtio 2.7.6/2.7.8): u16 flags, then u16 idx.
+        auto idx_of = [](const void* ring) {
+            return int(__atomic_load_n(static_cast<const uint16_t*>(ring) + 1, __ATOMIC_ACQUIRE));
+        };
+        int avail = rc == 0 && vr.avail ? idx_of(vr.avail) : -1;
+        int used = rc == 0 && vr.used ? idx_of(vr.used) : -1;
+        o << (i ? "," : "") << "{\"index\":" << i << ",\"avail\":" << avail << ",\"used\":" << used
+          << ",\"last_avail\":" << la << ",\"last_used\":" << lu << "}";
+    }
+    o << "]}";
+    return o.str();
+}
+
 int count_rdy() {
     rte_pmd_mlx5async_vq_info vqs[1024];
     int n = rte_pmd_mlx5async_get_vq_info(g_dev, vqs, 1024);
@@ -150,6 +178,33 @@ int main(int argc, char** argv) {
                                     [&] { return (g_vid >= 0) == (want != 0); });
             out = "{\"ok\":" + std::string(ok ? "true" : "false") +
                   ",\"connections\":" + std::to_string(g_connections) + "}";
+        } else if (cmd == "rings") {
+            int vid;
+            {
+                std::lock_guard lk(g_mu);
+                vid = g_vid;
+            }
+            out = rings_json(vid);
+        } else if (cmd == "cycles") {
+            int k = 0, failed = 0;
+            in >> k;
+            for (int i = 0; i < k; i++) {
+                failed += rte_pmd_mlx5async_suspend(&g_dev, 1) != 0;
+                failed += rte_pmd_mlx5async_resume(&g_dev, 1) != 0;
+            }
+            out = "{\"cycles\":" + std::to_string(k) + ",\"failed\":" + std::to_string(failed) + "}";
+        } else if (cmd == "stats") {
+            int q = 0;
+            in >> q;
+            rte_vdpa_stat_name names[16];
+            rte_vdpa_stat st[16];
+            int nn = rte_vdpa_get_stats_names(g_dev, names, 16);
+            int ns = rte_vdpa_get_stats(g_dev, uint16_t(q), st, 16);
+            std::ostringstream o;
+            o << "{\"rc\":" << ns;
+            for (int i = 0; i < ns && i < nn; i++) o << ",\"" << names[st[i].id].name << "\":" << st[i].value;
+            o << "}";
+            out = o.str();
         } else if (cmd == "quit") {
             break;
         } else {
