@@ -37,18 +37,32 @@ bool GuestMem::write(uint64_t addr, const void* src, size_t len) const {
     return true;
 }
 
+// Ring indexes are single 16-bit accesses: memcpy may split a 2-byte copy
+// into two loads/stores (glibc does), and the other side would see a torn
+// index. virtio §2.7: idx is naturally aligned.
+namespace {
+uint16_t* idx_ptr(const std::vector<HostSpan>& spans) {
+    if (spans.size() != 1 || reinterpret_cast<uintptr_t>(spans[0].host) % 2) return nullptr;
+    return reinterpret_cast<uint16_t*>(spans[0].host);
+}
+}  // namespace
+
 std::optional<uint16_t> GuestMem::load_idx(uint64_t addr) const {
-    uint16_t v;
-    if (!read(addr, &v, sizeof v)) return std::nullopt;
-    // virtio: read avail->idx before the ring entries it publishes.
-    std::atomic_thread_fence(std::memory_order_acquire);
-    return v;  // little-endian guest on a little-endian host (VERSION_1)
+    auto spans = tr_(mkey_, addr, 2);
+    uint16_t* p = spans ? idx_ptr(*spans) : nullptr;
+    if (!p) return std::nullopt;
+    // virtio: read avail->idx before the ring entries it publishes (acquire).
+    return std::atomic_ref<uint16_t>(*p).load(std::memory_order_acquire);
 }
 
 bool GuestMem::store_idx(uint64_t addr, uint16_t v) const {
-    // virtio §2.7.8: used elements are visible before used->idx moves.
-    std::atomic_thread_fence(std::memory_order_release);
-    return write(addr, &v, sizeof v);
+    auto spans = tr_(mkey_, addr, 2);
+    uint16_t* p = spans ? idx_ptr(*spans) : nullptr;
+    if (!p) return false;
+    // virtio §2.7.8: used elements are visible before used->idx moves (release).
+    std::atomic_ref<uint16_t>(*p).store(v, std::memory_order_release);
+    if (on_write_ && *on_write_) (*on_write_)(addr, 2);
+    return true;
 }
 
 std::optional<uint16_t> SplitRing::pending(uint16_t last_avail, RingError& err) const {
