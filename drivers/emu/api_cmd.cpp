@@ -10,6 +10,7 @@
 #include "common/prm/field.hpp"
 #include "common/prm/general_obj.hpp"
 #include "common/prm/mkey.hpp"
+#include "common/prm/mkey_layout.hpp"
 #include "common/prm/opcodes.hpp"
 #include "common/prm/status.hpp"
 #include "dispatch.hpp"
@@ -38,6 +39,22 @@ bool is_object_opcode(uint16_t op) {
 }
 
 // devx_is_obj_create_cmd (subset the emulator knows of).
+// devx_handle_mkey_create: the input must hold the mkc; a non-indirect mkey
+// (not KLM/KSM) always gets mkey_umem_valid set by the kernel. Returns false
+// for a short input; `fixed` holds the rewritten input when one was needed.
+bool kernel_mkey_fixup(std::span<const std::byte>& in, std::vector<std::byte>& fixed) {
+    namespace L = prm::layout::create_mkey_in;
+    namespace M = prm::layout::mkc;
+    if (in.size() * 8 < L::kMkc + prm::layout::kMkc.bits) return false;
+    auto mode = prm::MkeyAccessMode(prm::get_bits(in, L::in_mkc(M::access_mode_1_0).bit_offset, 2) |
+                                    prm::get_bits(in, L::in_mkc(M::access_mode_4_2).bit_offset, 3) << 2);
+    if (mode == prm::MkeyAccessMode::KLM || mode == prm::MkeyAccessMode::KSM) return true;
+    fixed.assign(in.begin(), in.end());
+    prm::set<L::mkey_umem_valid>(fixed, 1);
+    in = fixed;
+    return true;
+}
+
 bool is_create_opcode(uint16_t op) {
     switch (Opcode(op)) {
     case Opcode::CREATE_GENERAL_OBJECT:
@@ -92,6 +109,11 @@ mlx5dv_devx_obj* obj_create(ibv_context* c, const void* in, size_t inlen, void* 
     auto i = bytes(in, inlen);
     if (!in || !out || inlen < kHdr || outlen < kHdr || !is_create_opcode(opcode_of(i)) ||
         tunnel_set(i)) {
+        errno = EINVAL;
+        return nullptr;
+    }
+    std::vector<std::byte> fixed;
+    if (opcode_of(i) == uint16_t(Opcode::CREATE_MKEY) && !kernel_mkey_fixup(i, fixed)) {
         errno = EINVAL;
         return nullptr;
     }

@@ -19,10 +19,10 @@ Result<void> bad_param(uint32_t syn, const char* what) {
     return fw_fail(Status::BAD_PARAM_ERR, syn, what);
 }
 
-// PRM: an MTT mkey takes its translations from the umem (mkey_umem_valid),
-// which must hold [umem_offset, umem_offset + len); one MTT entry per page.
+// PRM: an MTT mkey takes its translations from the umem (the kernel sets
+// mkey_umem_valid for every DevX MTT mkey, api_cmd.cpp), which must hold
+// [umem_offset, umem_offset + len); one MTT entry per page.
 Result<void> validate_direct(DeviceState& st, const MkeyAttr& a) {
-    if (!a.umem_valid) return bad_param(syndrome::kMkeyUmemNotValid, "MTT without umem");
     auto u = st.umems.find(a.umem_id);
     if (!u) return unexpected(u.error());
     if (a.umem_offset > u->size || a.len > u->size - a.umem_offset)

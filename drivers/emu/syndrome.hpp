@@ -41,7 +41,6 @@ inline constexpr uint32_t kTableFull = 0x0e300061;  // LIM_ERR
 inline constexpr uint32_t kMkeyAccessMode = 0x0e300070;     // BAD_PARAM_ERR: not MTT/KLM
 inline constexpr uint32_t kMkeyLenZero = 0x0e300071;        // BAD_PARAM_ERR
 inline constexpr uint32_t kMkeyRangeOverflow = 0x0e300072;  // start_addr + len wraps
-inline constexpr uint32_t kMkeyUmemNotValid = 0x0e300073;   // MTT without mkey_umem_valid
 inline constexpr uint32_t kMkeyUmemRange = 0x0e300074;      // umem_offset + len past the umem
 inline constexpr uint32_t kMkeyPageSize = 0x0e300075;       // log_page_size < 12
 inline constexpr uint32_t kMkeyTranslations = 0x0e300076;   // too few MTT octwords for len

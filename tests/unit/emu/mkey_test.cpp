@@ -103,9 +103,6 @@ TEST_F(MkeyTest, DirectMkeyTranslatesInsideItsUmem) {
 TEST_F(MkeyTest, DirectMkeyRules) {
     Buf b = buffer(0x2000);
     auto a = direct(b, 0, 0, 0x2000);
-    auto no_umem = a;
-    no_umem.umem_valid = false;
-    expect_rejected(no_umem, Status::BAD_PARAM_ERR, syn::kMkeyUmemNotValid);
     auto bad_umem = a;
     bad_umem.umem_id = 0x4fff;
     expect_rejected(bad_umem, Status::BAD_RES_ERR, syn::kUnknownObject + uint32_t(Kind::Umem));
@@ -131,6 +128,23 @@ TEST_F(MkeyTest, DirectMkeyRules) {
     EXPECT_EQ(A.obj_create(ctx_, in.data(), in.size(), out.data(), out.size()), nullptr);
     EXPECT_EQ(ret_of(0, out).syndrome, syn::kReservedNonZero);
     EXPECT_NE(create(a).obj, nullptr);  // and the valid one passes
+}
+
+// Linux devx_handle_mkey_create: an input too short for the mkc is EINVAL
+// before the firmware; MTT mkeys get mkey_umem_valid from the kernel.
+TEST_F(MkeyTest, KernelChecksAndSetsUmemValidForDirectMkeys) {
+    Buf b = buffer(0x1000);
+    auto a = direct(b, 0, 0, 0x1000);
+    a.umem_valid = false;
+    Mk m = create(a);
+    ASSERT_NE(m.obj, nullptr) << std::hex << m.ret.syndrome;
+    EXPECT_EQ(tr(m.mkey, 0, 0x1000)->at(0).host, b.host);
+    auto in = *prm::encode_create_mkey(a);
+    std::vector<std::byte> out(prm::kCreateMkeyOutBytes);
+    errno = 0;
+    EXPECT_EQ(A.obj_create(ctx_, in.data(), 0x4f, out.data(), out.size()), nullptr);
+    EXPECT_EQ(errno, EINVAL);
+    EXPECT_EQ(dev_->trace().size(), 3u);  // ALLOC_PD, CREATE_UMEM, one CREATE_MKEY
 }
 
 TEST_F(MkeyTest, IndirectMkeyRules) {
