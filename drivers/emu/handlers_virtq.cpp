@@ -208,14 +208,17 @@ Result<void> h_modify_virtq(DeviceState& st, Mailbox& m) {
     MLX5A_CHECK(validate_modify(st, *vq, *a));
     MLX5A_CHECK(check_modify_mkey(st, *vq, *a));
     uint64_t sel = a->modify_field_select;
+    const bool kicks_pending = vq->kicks.pending != 0;
     if (sel & mb::STATE)
         MLX5A_CHECK(transition(*vq, {a->state}, caps(st).freeze_to_rdy_supported));
     uint32_t old_mkey = vq->attr.virtio_q_mkey;
     apply_fields(vq->attr, *a, sel);
     repin_mkey(st, old_mkey, vq->attr.virtio_q_mkey);
-    // Datapath: runs under st.mu too, so a SUSPEND returning here is exact;
-    // entering RDY replays recorded kicks (and rescans the ring).
-    if ((sel & mb::STATE) && a->state == prm::VirtqState::RDY && st.datapath) st.datapath->notify();
+    // Datapath: runs under st.mu too, so a SUSPEND returning here is exact.
+    // Entering RDY replays the kicks recorded meanwhile (vdpa_sim's
+    // pending_kick); without any, the ring waits for its next doorbell.
+    if ((sel & mb::STATE) && a->state == prm::VirtqState::RDY && kicks_pending && st.datapath)
+        st.datapath->notify();
     write_ok(m, id);
     return {};
 }

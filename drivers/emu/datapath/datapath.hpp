@@ -62,7 +62,8 @@ public:
     void remove_doorbell(uint32_t var_id);
     void drop_context(uint32_t ctx);
 
-    // A kick (Device::kick) or a virtq entering RDY: wake and scan.
+    // A kick (Device::kick) or a virtq entering RDY with kicks recorded
+    // meanwhile (the replay): wake and scan.
     void notify();
     void stop();
     DatapathStats stats() const;
