@@ -36,6 +36,7 @@ struct Vq {
     uint16_t saved_avail = 0;     // last known-good indexes
     uint16_t saved_used = 0;
     bool enabled = false;         // vhost's view (set_vring_state)
+    bool vhost_base = false;      // not started since dev_conf: vhost's indexes apply
     uint8_t fw_state = 0xff;
     uint8_t error_type = 0;
     uint32_t errors = 0;

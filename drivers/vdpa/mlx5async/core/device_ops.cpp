@@ -36,6 +36,9 @@ Result<void> Device::configure(const GuestConfig& g) {
     std::vector<uint16_t> start;
     for (const auto& vr : g.vrings) {
         Vq& vq = d.vqs[vr.index];
+        // Enabled later (set_vring_state): it starts from this session's
+        // vhost indexes, not from a previous session's suspend.
+        vq.vhost_base = !vq.enabled;
         if (!vq.enabled) continue;
         start.push_back(vr.index);
         // A different ring size needs a new object (queue_size is not modifiable).
@@ -136,8 +139,14 @@ Result<void> Device::flush_vring_states(std::vector<RingIndexes>& disabled) {
                     MLX5A_CHECK(d.ensure_objects(one, vr.size));
                 }
         }
-        auto rr = d.resume_rings(start, Op::Resume, false);
-        if (r && !rr) r = rr;
+        std::vector<uint16_t> fresh, again;  // first start this session / restart
+        for (uint16_t s : start) (d.vqs[s].vhost_base ? fresh : again).push_back(s);
+        for (uint16_t s : fresh) d.vqs[s].vhost_base = false;
+        for (auto* set : {&fresh, &again}) {
+            if (set->empty()) continue;
+            auto rr = d.resume_rings(*set, Op::Resume, /*vhost_indexes=*/set == &fresh);
+            if (r && !rr) r = rr;
+        }
     }
     return r;
 }
