@@ -53,8 +53,9 @@ TEST_F(Umem, VarPageMapsThroughContextFd) {
     void* p2 = mmap(nullptr, var->length, PROT_READ | PROT_WRITE, MAP_SHARED, ctx_->cmd_fd, var->mmap_off);
     ASSERT_NE(p1, MAP_FAILED);
     ASSERT_NE(p2, MAP_FAILED);
-    static_cast<volatile uint32_t*>(p1)[0] = 5;  // a doorbell write (queue index)
-    EXPECT_EQ(static_cast<volatile uint32_t*>(p2)[0], 5u);
+    // Word 1, not the doorbell word 0: the datapath thread consumes doorbells.
+    static_cast<volatile uint32_t*>(p1)[1] = 5;
+    EXPECT_EQ(static_cast<volatile uint32_t*>(p2)[1], 5u);
     munmap(p1, var->length);
     munmap(p2, var->length);
     EXPECT_EQ(A.alloc_var(ctx_, 1), nullptr);
