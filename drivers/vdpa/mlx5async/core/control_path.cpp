@@ -98,6 +98,7 @@ prm::VirtqAttr Device::Impl::start_attr(const Vq& vq, const VringConfig* vr,
         a.modify_field_select |= mb::VIRTIO_Q_MKEY;
     }
     if (log_on && (fresh || !a.dirty_bitmap_dump_enable)) {
+        a.dirty_bitmap_mkey = log_mem.mkey;
         a.dirty_bitmap_addr = log.host_addr;
         a.dirty_bitmap_size = uint32_t(log.size);
         a.vhost_log_page = log.log_page;

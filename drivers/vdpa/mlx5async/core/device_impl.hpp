@@ -76,6 +76,7 @@ struct Device::Impl {
     GuestMemory mem;        // umems + mkeys of the memory table (guest_memory.cpp)
     bool log_on = false;
     DirtyLog log;
+    MemRegistration log_mem;  // the vhost log as umem + mkey: dirty_bitmap_mkey
     std::array<OpTiming, 2> last{};
     bool tracing = false;
     std::deque<CmdSpan> spans;  // bounded (kMaxSpans)

@@ -151,10 +151,35 @@ Result<void> Device::flush_vring_states(std::vector<RingIndexes>& disabled) {
     return r;
 }
 
+// The vhost log registered for the device (DPDK mlx5_vdpa_dirty_bitmap_set):
+// a umem over it and a direct mkey addressed by its host address.
+static Result<MemRegistration> register_log(Device::Impl& d, const DirtyLog& log) {
+    MemRegistration reg;
+    reg.regions = {MemRegion{log.host_addr, log.size, log.host_addr}};
+    auto u = devx::Umem::reg_existing(d.ctx, reinterpret_cast<void*>(uintptr_t(log.host_addr)), log.size);
+    MLX5A_CHECK(u);
+    reg.umems.push_back(std::move(*u));
+    devx::DevxObj obj;
+    auto mk = d.create_mkey(
+        prm::direct_mkey_attr(reg.umems.back().id(), 0, log.host_addr, log.size, d.pd.pdn()), obj);
+    MLX5A_CHECK(mk);
+    reg.direct.push_back(std::move(obj));
+    reg.mkey = *mk;
+    return reg;
+}
+
 Result<void> Device::set_dirty_logging(bool on, const DirtyLog& log) {
     namespace mb = prm::modify_bits;
     Impl& d = *impl_;
     std::lock_guard lk(d.mu);
+    const auto& lr = d.log_mem.regions;
+    MemRegistration retired;  // the previous log: destroyed once the batch re-pointed the virtqs
+    if (on && log.size && (lr.empty() || lr[0].host_addr != log.host_addr || lr[0].size != log.size)) {
+        auto reg = register_log(d, log);
+        MLX5A_CHECK(reg);
+        retired = std::move(d.log_mem);
+        d.log_mem = std::move(*reg);
+    }
     d.log_on = on;
     d.log = log;
     devx::Batch b;
@@ -166,6 +191,7 @@ Result<void> Device::set_dirty_logging(bool on, const DirtyLog& log) {
         a.dirty_bitmap_dump_enable = on;
         if (on) {
             a.modify_field_select |= mb::DIRTY_BITMAP_PARAMS;
+            a.dirty_bitmap_mkey = d.log_mem.mkey;
             a.dirty_bitmap_addr = log.host_addr;
             a.dirty_bitmap_size = uint32_t(log.size);
             a.vhost_log_page = log.log_page;
