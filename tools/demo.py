@@ -24,6 +24,7 @@ from e2e_lib import Frontend, Proc  # noqa: E402
 
 EAL = ["--no-huge", "-m", "256", "--no-pci"]
 STRATEGIES = "sequential,threads,async"
+TRAFFIC = 128  # packets per queue pair sent by vhost-user-guest during the cycles
 
 
 def frontend(build, sock, pairs, prefix):
@@ -34,10 +35,30 @@ def frontend(build, sock, pairs, prefix):
         p = Proc([guest, "--socket", sock, "--pairs", str(pairs)], name="vhost-user-guest")
         p.send("start")
         p.read_until(lambda l: l.startswith("{"), 120)
+        # Traffic: receive buffers on every RX ring (2k), packets on every TX
+        # ring (2k+1), posted as the app starts its cycles; the emulated
+        # device loops them back; counted from the RX used rings at the end.
+        for q in range(pairs):
+            for c in (f"post-rx {2 * q} {TRAFFIC}", f"post-tx {2 * q + 1} {TRAFFIC} 256"):
+                p.send(c)
+                p.read_until(lambda l: l.startswith("{"), 30)
+        p.traffic_pairs = pairs
         return p
     # DPDK 22.11's virtio_user: at most 8 queue pairs. Not forwarding: no
     # busy-polling lcore competing with the control path for the 2 cores.
     return Frontend(sock, pairs, prefix)
+
+
+def traffic_looped(fe):
+    """Packets the device looped back (RX rings' used index), or None."""
+    pairs = getattr(fe, "traffic_pairs", 0)
+    if not pairs:
+        return None
+    total = 0
+    for q in range(pairs):
+        fe.send(f"used {2 * q}")
+        total += json.loads(fe.read_until(lambda l: l.startswith("{"), 30)).get("used_idx", 0)
+    return total
 
 
 def run_one(build, out, pairs, cycles, trace):
@@ -61,12 +82,13 @@ def run_one(build, out, pairs, cycles, trace):
             host.kill()
             return None
         host.read_until(lambda l: l.startswith("cycles:"), 600)
+        looped = traffic_looped(fe)
         rc = host.wait(120)
         table = [l for l in host.lines if l.startswith("|") or l.startswith("(medians")]
         if rc != 0:
             raise SystemExit(f"demo: vdpa-testpmd failed ({rc}) at {pairs} pairs:\n" +
                              "\n".join(host.lines[-30:]))
-        return result, table
+        return result, table, looped
     finally:
         if fe:
             fe.kill()
@@ -83,7 +105,7 @@ def main():
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     pairs = [int(x) for x in a.pairs.split(",")]
-    results, main_table, main_q = [], None, 0
+    results, main_table, main_q, looped = [], None, 0, None
     for p in pairs:
         print(f"demo: {2 * p} virtqs ({p} queue pairs), {a.cycles} cycles x {STRATEGIES} ...",
               flush=True)
@@ -93,7 +115,7 @@ def main():
                   "(tools/vhost-user-guest not built)")
             continue
         results.append(r[0])
-        main_table, main_q = r[1], 2 * p
+        main_table, main_q, looped = r[1], 2 * p, r[2]
     if not results:
         raise SystemExit("demo: nothing ran")
     plot = os.path.join(a.out, "suspend-vs-virtqs.svg")
@@ -103,6 +125,9 @@ def main():
     print(f"emulated ConnectX-7 (cx7 profile: 0.5 ms per MODIFY, 0.656 ms per QUERY, "
           f"16 commands in flight), 1 device x {main_q} virtqs, median of {a.cycles} cycles:")
     print("\n".join(main_table))
+    if looped is not None:
+        print(f"traffic: {looped} of {TRAFFIC * main_q // 2} packets the guest posted on its "
+              f"{main_q // 2} TX rings came back on its RX rings (emulated loopback datapath)")
     print()
     print(f"results: {os.path.join(a.out, 'results-q*.json')}")
     print(f"plot:    {plot}")

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <unordered_map>
 
 #include "../state.hpp"
 #include "../virtq_fsm.hpp"
@@ -145,14 +146,18 @@ std::vector<Datapath::Pair> Datapath::ready_pairs() {
     std::vector<Pair> pairs;
     std::lock_guard lk(st_.mu);
     if (!tr_) return pairs;
-    // TX queue 2k+1 of a context feeds RX queue 2k of the same context.
+    // TX queue 2k+1 of a context feeds RX queue 2k of the same context. One
+    // pass to index the RX queues, one to pair them: this runs under the
+    // device lock, which the command handlers need too.
+    std::unordered_map<uint64_t, uint32_t> rx_of;  // (ctx, queue_index) -> id
+    auto key = [](uint32_t ctx, uint32_t q) { return (uint64_t(ctx) << 32) | q; };
+    st_.virtqs.for_each([&](uint32_t id, VirtqObj& v) {
+        if (!(v.attr.queue_index & 1)) rx_of.emplace(key(v.ctx, v.attr.queue_index), id);
+    });
     st_.virtqs.for_each([&](uint32_t id, VirtqObj& v) {
         if (!runnable(v) || !(v.attr.queue_index & 1)) return;
-        Pair p{id, 0};
-        st_.virtqs.for_each([&](uint32_t rid, VirtqObj& r) {
-            if (r.ctx == v.ctx && r.attr.queue_index == v.attr.queue_index - 1) p.rx = rid;
-        });
-        pairs.push_back(p);
+        auto it = rx_of.find(key(v.ctx, v.attr.queue_index - 1u));
+        pairs.push_back(Pair{id, it == rx_of.end() ? 0u : it->second});
     });
     return pairs;
 }
