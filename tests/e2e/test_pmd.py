@@ -5,7 +5,9 @@ vhost-user frontend (Debian's dpdk-testpmd over net_virtio_user).
 usage: test_pmd.py CASE --host BIN --plugin-dir DIR
 """
 import argparse
+import json
 import os
+import socket
 import subprocess
 import sys
 
@@ -147,7 +149,48 @@ def case_rdma_core_backend(args):
         wd.close()
 
 
-CASES = {"rdma-core": case_rdma_core_backend, "plugin": case_plugin, "bad-devargs": case_bad_devargs, "conf-close": case_conf_close,
+def telemetry(prefix, cmd):
+    """One request on the EAL telemetry socket (v2: JSON over SEQPACKET)."""
+    path = f"/var/run/dpdk/{prefix}/dpdk_telemetry.v2"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as s:
+        s.settimeout(30)
+        s.connect(path)
+        json.loads(s.recv(16384))  # greeting: version, pid, max_output_len
+        s.send(cmd.encode())
+        return json.loads(s.recv(1 << 16))
+
+
+def case_telemetry(args):
+    """/vdpa_mlx5async/{list,info,vqs}: devices, backend and last timings,
+    per-virtq state and indexes, as the PMD sees them."""
+    wd = Workdir()
+    sock = os.path.join(wd.path, "vhost.sock")
+    prefix = unique("tele")
+    host = Host(args.host, f"vdpa_mlx5async0,emu=cx7,queues=4,queue_size=256,{FAST}", sock, prefix)
+    fe = None
+    try:
+        fe = Frontend(sock, 4, unique("fe"))
+        assert host.cmd("wait-ready 8 60", timeout=90)["rdy"] == 8
+        assert host.cmd("suspend")["rc"] == 0
+        r = telemetry(prefix, "/vdpa_mlx5async/list")
+        assert r["/vdpa_mlx5async/list"] == ["vdpa_mlx5async0"], r
+        info = telemetry(prefix, "/vdpa_mlx5async/info,vdpa_mlx5async0")["/vdpa_mlx5async/info"]
+        assert info["backend"].startswith("emu:cx7") and info["strategy"] == "async", info
+        assert info["suspend_queues"] == 8 and info["suspend_commands"] == 16, info
+        assert info["vid"] >= 0 and info["max_virtqs"] == 512, info
+        vqs = telemetry(prefix, "/vdpa_mlx5async/vqs,vdpa_mlx5async0")["/vdpa_mlx5async/vqs"]
+        assert vqs["index"] == list(range(8)) and vqs["state"] == [2] * 8, vqs
+        bad = telemetry(prefix, "/vdpa_mlx5async/info,nosuch")
+        assert bad["/vdpa_mlx5async/info"] is None, bad  # -EINVAL: null payload
+    finally:
+        if fe:
+            fe.kill()
+        host.send("quit")
+        host.wait(60)
+        wd.close()
+
+
+CASES = {"telemetry": case_telemetry, "rdma-core": case_rdma_core_backend, "plugin": case_plugin, "bad-devargs": case_bad_devargs, "conf-close": case_conf_close,
          "app-cycles": case_app_cycles}
 
 if __name__ == "__main__":

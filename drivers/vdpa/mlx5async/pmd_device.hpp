@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "core/device.hpp"
 
@@ -33,5 +34,7 @@ struct PmdDevice {
 PmdDevice* find_device(const rte_vdpa_device* vdpa);
 PmdDevice* find_device_by_vid(int vid);
 PmdDevice* find_device_by_name(const char* name);
+// Every probed device, in probe order (telemetry).
+std::vector<PmdDevice*> all_devices();
 
 }  // namespace mlx5async::pmd

@@ -112,6 +112,13 @@ PmdDevice* find_device_by_vid(int vid) {
     return vdpa ? find_device(vdpa) : nullptr;
 }
 
+std::vector<PmdDevice*> all_devices() {
+    std::lock_guard lk(g_registry_mu);
+    std::vector<PmdDevice*> v;
+    for (auto& d : g_registry) v.push_back(d.get());
+    return v;
+}
+
 PmdDevice* find_device_by_name(const char* name) {
     std::lock_guard lk(g_registry_mu);
     for (auto& d : g_registry)

@@ -1,0 +1,95 @@
+// Telemetry endpoints (dpdk-telemetry.py, or the EAL telemetry socket):
+//   /vdpa_mlx5async/list            probed devices
+//   /vdpa_mlx5async/info,<device>   backend, strategy, throttle, vhost id,
+//                                   last suspend/resume timing
+//   /vdpa_mlx5async/vqs,<device>    per virtq with an object: index, PRM
+//                                   state, hw indexes, errors (parallel arrays:
+//                                   DPDK 22.11 dicts hold arrays, not dicts)
+#include <rte_common.h>
+#include <rte_telemetry.h>
+
+#include <cstring>
+
+#include "pmd_device.hpp"
+
+namespace mlx5async::pmd {
+namespace {
+
+PmdDevice* device_param(const char* params) {
+    return params && *params ? find_device_by_name(params) : nullptr;
+}
+
+int tel_list(const char*, const char*, rte_tel_data* d) {
+    rte_tel_data_start_array(d, RTE_TEL_STRING_VAL);
+    for (PmdDevice* p : all_devices()) rte_tel_data_add_array_string(d, p->core->name().c_str());
+    return 0;
+}
+
+void add_timing(rte_tel_data* d, const char* prefix, const core::OpTiming& t) {
+    std::string p(prefix);
+    rte_tel_data_add_dict_u64(d, (p + "_total_ns").c_str(), t.total_ns);
+    rte_tel_data_add_dict_u64(d, (p + "_firmware_ns").c_str(), t.firmware_ns);
+    rte_tel_data_add_dict_u64(d, (p + "_vhost_ns").c_str(), t.vhost_ns);
+    rte_tel_data_add_dict_u64(d, (p + "_queues").c_str(), t.queues);
+    rte_tel_data_add_dict_u64(d, (p + "_commands").c_str(), t.commands);
+    rte_tel_data_add_dict_u64(d, (p + "_failed").c_str(), t.failed);
+    rte_tel_data_add_dict_u64(d, (p + "_peak_inflight").c_str(), t.peak_inflight);
+    rte_tel_data_add_dict_u64(d, (p + "_ideal_ns").c_str(), t.ideal_ns);
+}
+
+int tel_info(const char*, const char* params, rte_tel_data* d) {
+    PmdDevice* p = device_param(params);
+    if (!p) return -EINVAL;
+    const core::Device& c = *p->core;
+    rte_tel_data_start_dict(d);
+    rte_tel_data_add_dict_string(d, "name", c.name().c_str());
+    rte_tel_data_add_dict_string(d, "backend", c.backend().c_str());
+    rte_tel_data_add_dict_string(d, "strategy", core::strategy_name(c.config().strategy));
+    rte_tel_data_add_dict_u64(d, "max_inflight", c.config().max_inflight);
+    rte_tel_data_add_dict_u64(d, "max_virtqs", c.max_virtqs());
+    rte_tel_data_add_dict_int(d, "vid", p->vid.load());
+    rte_tel_data_add_dict_u64(d, "features", c.features());
+    add_timing(d, "suspend", c.last_timing(core::Op::Suspend));
+    add_timing(d, "resume", c.last_timing(core::Op::Resume));
+    return 0;
+}
+
+int tel_vqs(const char*, const char* params, rte_tel_data* d) {
+    PmdDevice* p = device_param(params);
+    if (!p) return -EINVAL;
+    rte_tel_data* cols[5] = {};
+    const char* names[5] = {"index", "state", "hw_available_index", "hw_used_index", "errors"};
+    for (auto& col : cols) {
+        col = rte_tel_data_alloc();
+        if (!col) {
+            for (auto* c : cols) rte_tel_data_free(c);
+            return -ENOMEM;
+        }
+        rte_tel_data_start_array(col, RTE_TEL_U64_VAL);
+    }
+    for (const auto& v : p->core->vq_info()) {
+        if (v.phase == core::VqPhase::Absent) continue;
+        rte_tel_data_add_array_u64(cols[0], v.index);
+        rte_tel_data_add_array_u64(cols[1], v.fw_state);
+        rte_tel_data_add_array_u64(cols[2], v.hw_available_index);
+        rte_tel_data_add_array_u64(cols[3], v.hw_used_index);
+        rte_tel_data_add_array_u64(cols[4], v.errors);
+    }
+    rte_tel_data_start_dict(d);
+    for (int i = 0; i < 5; i++) rte_tel_data_add_dict_container(d, names[i], cols[i], 0);
+    return 0;
+}
+
+}  // namespace
+
+RTE_INIT(mlx5async_telemetry_init) {
+    rte_telemetry_register_cmd("/vdpa_mlx5async/list", tel_list,
+                               "Returns the probed mlx5async vDPA devices.");
+    rte_telemetry_register_cmd("/vdpa_mlx5async/info", tel_info,
+                               "Device backend, strategy, throttle, last suspend/resume timing. "
+                               "Parameters: device name");
+    rte_telemetry_register_cmd("/vdpa_mlx5async/vqs", tel_vqs,
+                               "Per-virtq state, hw indexes and errors. Parameters: device name");
+}
+
+}  // namespace mlx5async::pmd
