@@ -10,6 +10,7 @@
 #include "common/prm/field.hpp"
 #include "common/prm/general_obj.hpp"
 #include "common/prm/mkey.hpp"
+#include "common/prm/transport.hpp"
 #include "common/prm/mkey_layout.hpp"
 #include "common/prm/opcodes.hpp"
 #include "common/prm/status.hpp"
@@ -154,6 +155,12 @@ int obj_destroy(mlx5dv_devx_obj* o) {
     if (h->create_opcode == uint16_t(Opcode::CREATE_MKEY)) {
         prm::encode_destroy_mkey(h->obj_id, in);
         d = {uint16_t(Opcode::DESTROY_MKEY), 0, h->obj_id};
+    } else if (h->create_opcode == uint16_t(Opcode::ALLOC_TRANSPORT_DOMAIN)) {
+        prm::encode_dealloc_transport_domain(h->obj_id, in);
+        d = {uint16_t(Opcode::DEALLOC_TRANSPORT_DOMAIN), 0, h->obj_id};
+    } else if (h->create_opcode == uint16_t(Opcode::CREATE_TIS)) {
+        prm::encode_destroy_tis(h->obj_id, in);
+        d = {uint16_t(Opcode::DESTROY_TIS), 0, h->obj_id};
     } else {
         prm::encode_destroy_general_obj(h->obj_type, h->obj_id, in);
     }

@@ -185,6 +185,8 @@ void Device::drop_context_objects(uint32_t ctx) {
         for (uint32_t id : v) table.erase(id);
     };
     drop(state_.counters);
+    drop(state_.tises);  // before their transport domains
+    drop(state_.tds);
     drop(state_.umems);
     drop(state_.pds);
     drop(state_.uars);

@@ -51,6 +51,10 @@ Result<void> h_destroy_counters(DeviceState&, Mailbox&);
 Result<void> h_create_mkey(DeviceState&, Mailbox&);
 Result<void> h_destroy_mkey(DeviceState&, Mailbox&);
 Result<void> h_query_special_contexts(DeviceState&, Mailbox&);
+Result<void> h_alloc_transport_domain(DeviceState&, Mailbox&);
+Result<void> h_dealloc_transport_domain(DeviceState&, Mailbox&);
+Result<void> h_create_tis(DeviceState&, Mailbox&);
+Result<void> h_destroy_tis(DeviceState&, Mailbox&);
 
 // Shared checks.
 Result<void> check_general_obj_hdr(std::span<const std::byte> in);

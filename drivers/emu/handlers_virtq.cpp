@@ -82,6 +82,10 @@ Result<void> validate_create(DeviceState& st, const VirtqAttr& a) {
         if (auto c = st.counters.find(a.counter_set_id); !c) return unexpected(c.error());
     // Rings must be reachable through a non-zero virtio_q_mkey (guest_memory.hpp).
     if (a.virtio_q_mkey) MLX5A_CHECK(check_virtq_rings(st, a));
+    // A TX queue (odd index) sends through the TIS it names, when it names one.
+    if (a.tisn_or_qpn && (a.queue_index & 1) && !st.tises.find(a.tisn_or_qpn))
+        return fw_fail(Status::BAD_PARAM_ERR, syndrome::kVirtqTisUnknown,
+                       "tisn_or_qpn names no TIS");
     return {};
 }
 
@@ -90,6 +94,8 @@ void pin(DeviceState& st, const VirtqAttr& a, int delta) {
     for (const auto& u : a.umem) st.umems.find(u.id)->refs += delta;
     if (a.counter_set_id) st.counters.find(a.counter_set_id)->refs += delta;
     if (a.virtio_q_mkey) find_mkey(st, a.virtio_q_mkey)->refs += delta;
+    if (a.tisn_or_qpn && (a.queue_index & 1))
+        if (auto t = st.tises.find(a.tisn_or_qpn)) t->refs += delta;
 }
 
 Result<void> validate_modify(const DeviceState& st, const VirtqObj& vq, const VirtqAttr& a) {

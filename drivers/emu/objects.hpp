@@ -30,6 +30,19 @@ struct UmemObj {
     uint32_t refs = 0;  // virtqs using it
 };
 
+// Transport domain and TIS (a virtq's TX side names its TIS in tisn_or_qpn).
+struct TdObj {
+    uint32_t ctx = 0;
+    uint32_t refs = 0;  // TISes in it
+};
+
+struct TisObj {
+    uint32_t ctx = 0;
+    uint32_t td = 0;
+    uint32_t pd = 0;    // 0: none
+    uint32_t refs = 0;  // virtqs using it
+};
+
 struct CountersObj {
     uint32_t ctx = 0;
     prm::VirtqCounters values;

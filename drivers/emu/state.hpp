@@ -25,6 +25,8 @@ struct DeviceState {
     ObjectTable<CountersObj, Kind::Counters> counters;
     ObjectTable<VirtqObj, Kind::Virtq> virtqs;
     ObjectTable<MkeyObj, Kind::Mkey> mkeys;
+    ObjectTable<TdObj, Kind::Td> tds;
+    ObjectTable<TisObj, Kind::Tis> tises;
     EventHub events;
     dp::Datapath* datapath = nullptr;  // woken when a virtq enters RDY
 };

@@ -58,4 +58,9 @@ inline constexpr uint32_t kVirtqRingUntranslated = 0x0e300081;
 // Commands flushed when the device closed (async completions).
 inline constexpr uint32_t kFlushed = 0x0e3000f0;
 
+// Transport domain / TIS (handlers_transport.cpp) and the virtq's tisn.
+inline constexpr uint32_t kTisUnknownTd = 0x0e300090;      // BAD_PARAM_ERR
+inline constexpr uint32_t kTisUnknownPd = 0x0e300091;      // BAD_PARAM_ERR
+inline constexpr uint32_t kVirtqTisUnknown = 0x0e300092;   // BAD_PARAM_ERR
+
 }  // namespace mlx5async::emu::syndrome

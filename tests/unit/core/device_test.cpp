@@ -118,6 +118,14 @@ TEST_F(DeviceCore, ProbePrecreatesEveryVirtqInInit) {
     EXPECT_EQ(dev->vq_info()[8].phase, VqPhase::Absent);
 }
 
+TEST_F(DeviceCore, TxVirtqsNameTheDevicesTisRxVirtqsNone) {
+    open("cx7", 2);
+    uint32_t tisn = fw(1).attr.tisn_or_qpn;
+    EXPECT_NE(tisn, 0u);
+    for (uint16_t i = 0; i < 4; i++)
+        EXPECT_EQ(fw(i).attr.tisn_or_qpn, (i & 1) ? tisn : 0u) << i;
+}
+
 TEST_F(DeviceCore, ConfigureStartsEnabledRingsWithVhostIndexes) {
     open("cx7", 4);
     enable_all(6);  // rings 6, 7 not enabled by vhost: left alone

@@ -10,6 +10,7 @@
 #include "common/prm/general_obj.hpp"
 #include "common/prm/opcodes.hpp"
 #include "common/prm/status.hpp"
+#include "common/prm/transport.hpp"
 #include "emu/emu.hpp"
 #include "vfeatures.hpp"
 
@@ -99,6 +100,21 @@ Result<void> Device::Impl::query_caps() {
     return {};
 }
 
+// A transport domain and one TIS in it, which every TX virtq names.
+Result<void> Device::Impl::make_transport() {
+    std::vector<std::byte> in(prm::kTransportCmdBytes), out(prm::kTransportCmdBytes);
+    prm::encode_alloc_transport_domain(in);
+    auto t = devx::DevxObj::create(ctx, in, out);
+    MLX5A_CHECK(t);
+    td = std::move(*t);
+    std::vector<std::byte> tin(prm::kCreateTisInBytes), tout(prm::kTransportCmdBytes);
+    MLX5A_CHECK(prm::encode_create_tis({.transport_domain = td.obj_id(), .pd = pd.pdn()}, tin));
+    auto s = devx::DevxObj::create(ctx, tin, tout);
+    MLX5A_CHECK(s);
+    tis = std::move(*s);
+    return {};
+}
+
 Result<void> Device::Impl::make_engine(Strategy s, uint32_t max_inflight) {
     devx::EngineOptions o;
     o.strategy = s == Strategy::Async        ? devx::Strategy::Async
@@ -127,6 +143,7 @@ prm::VirtqAttr Device::Impl::base_attr(const Vq& vq, uint16_t size) const {
     for (int n = 0; n < 3; n++)
         a.umem[n] = {vq.umem[n].id(), uint32_t(vq.umem[n].size()), 0};
     a.counter_set_id = vq.counters.obj_id();
+    if (vq.index & 1) a.tisn_or_qpn = tis.obj_id();  // TX queues send through the TIS
     return a;
 }
 
@@ -213,6 +230,8 @@ Device::~Device() {
     impl_->events.reset();
     impl_->kick_relay.reset();  // unmaps its view of var first
     impl_->var.reset();
+    impl_->tis.reset();  // after the virtqs naming it, before the PD
+    impl_->td.reset();
     impl_->pd.reset();
     impl_->ctx.reset();
     if (!impl_->emu_device.empty()) {
@@ -233,6 +252,7 @@ Result<std::unique_ptr<Device>> Device::open(const DeviceConfig& cfg, std::strin
     auto pd = devx::Pd::alloc(d.ctx);
     MLX5A_CHECK(pd);
     d.pd = std::move(*pd);
+    MLX5A_CHECK(d.make_transport());
     // Host notifiers: the frontend writes doorbells straight into this page
     // (mapped from the context's cmd_fd at mmap_off), as with DPDK's mlx5.
     if (mlx5dv_var* v = d.api->alloc_var(d.ctx.get(), 0)) {

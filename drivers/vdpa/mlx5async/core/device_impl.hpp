@@ -59,6 +59,8 @@ struct Device::Impl {
     std::string emu_device;  // emulated device name, empty on hardware
     devx::Context ctx;
     devx::Pd pd;
+    devx::DevxObj td;   // transport domain of the TIS
+    devx::DevxObj tis;  // the TX virtqs' tisn_or_qpn (as DPDK's mlx5 vDPA)
     VarPtr var;  // doorbell page a frontend can map (null when unavailable)
     std::unique_ptr<KickRelay> kick_relay;  // kickfds -> var (null without var)
     prm::GeneralCaps gcaps;
@@ -85,6 +87,7 @@ struct Device::Impl {
     // device.cpp
     Result<void> open_backend();
     Result<void> query_caps();
+    Result<void> make_transport();
     Result<void> make_engine(Strategy s, uint32_t max_inflight);
     Result<void> ensure_objects(std::span<const uint16_t> rings, uint16_t size);
     prm::VirtqAttr base_attr(const Vq& vq, uint16_t size) const;
