@@ -116,6 +116,41 @@ class Frontend(Proc):
             self.wait(60)
 
 
+class HostSession:
+    """A vdpa_host serving `vdpa_mlx5async0,...` on a socket in a private
+    folder. Leaving the `with` block kills the processes given to track()
+    (frontends), quits the host and removes the folder, whatever happened."""
+
+    def __init__(self, binary, vdev, prefix=None, env=None):
+        self.wd = Workdir()
+        self.sock = os.path.join(self.wd.path, "vhost.sock")
+        self.prefix = prefix or unique("host")
+        self._tracked = []
+        try:
+            self.host = Host(binary, vdev, self.sock, self.prefix, env=env)
+        except BaseException:
+            self.wd.close()
+            raise
+
+    def track(self, proc):
+        self._tracked.append(proc)
+        return proc
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        for p in self._tracked:
+            p.kill()
+        try:
+            self.host.send("quit")
+            self.host.wait(60)
+        except (BrokenPipeError, OSError):
+            self.host.kill()
+        self.wd.close()
+        return False
+
+
 class Workdir:
     def __init__(self):
         self.path = tempfile.mkdtemp(prefix="mlx5a-e2e-")

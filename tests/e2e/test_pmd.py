@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_lib import EAL_COMMON, Frontend, Host, Workdir, unique  # noqa: E402
+from e2e_lib import EAL_COMMON, Frontend, HostSession, unique  # noqa: E402
 
 # Low emulated latencies keep the tests quick; the control path is the same.
 FAST = "emu_modify_us=20,emu_query_us=30,emu_create_us=20,emu_destroy_us=20,emu_umem_us=5"
@@ -59,20 +59,15 @@ def case_conf_close(args):
     """dev_conf starts the frontend's 16 virtqs in one batch (of 32
     pre-created); the frontend quitting (GET_VRING_BASE) suspends them all;
     reconnecting resumes them (cx6dx: re-created from the saved indexes)."""
-    wd = Workdir()
-    sock = os.path.join(wd.path, "vhost.sock")
-    host = Host(args.host, f"vdpa_mlx5async0,emu=cx6dx,queues=16,queue_size=256,{FAST}",
-                sock, unique("host"))
-    fe = None
-    try:
+    with HostSession(args.host, f"vdpa_mlx5async0,emu=cx6dx,queues=16,queue_size=256,{FAST}") as s:
+        host = s.host
         info = host.cmd("info")
         assert info["queues"] == 32 and set(states(info)) == {0}, info  # pre-created, INIT
         for round_ in range(3):
-            fe = Frontend(sock, FE_PAIRS, unique("fe"))
+            fe = s.track(Frontend(s.sock, FE_PAIRS, unique("fe")))
             r = host.cmd("wait-ready 16 60", timeout=90)
             assert r["rdy"] == 16, (round_, r)
             fe.quit()
-            fe = None
             assert host.cmd("wait-vid 0 60", timeout=90)["ok"]
             info = host.cmd("info")
             used = [v for v in info["vqs"] if v["index"] < 16]
@@ -80,73 +75,48 @@ def case_conf_close(args):
             assert {v["state"] for v in info["vqs"] if v["index"] >= 16} == {0}, info
             assert all(v["errors"] == 0 for v in info["vqs"]), info
             assert len({v["obj"] for v in info["vqs"]}) == 32, info
-    finally:
-        if fe:
-            fe.kill()
-        host.send("quit")
-        host.wait(60)
-        wd.close()
 
 
 def case_app_cycles(args):
     """The public API suspends and resumes every RDY virtq in one batch each,
     never more than max_inflight commands in flight."""
-    wd = Workdir()
-    sock = os.path.join(wd.path, "vhost.sock")
-    host = Host(args.host, f"vdpa_mlx5async0,emu=cx7,queues=16,queue_size=256,max_inflight=8,{FAST}",
-                sock, unique("host"))
-    fe = None
-    try:
-        fe = Frontend(sock, FE_PAIRS, unique("fe"))
+    vdev = f"vdpa_mlx5async0,emu=cx7,queues=16,queue_size=256,max_inflight=8,{FAST}"
+    with HostSession(args.host, vdev) as s:
+        host = s.host
+        s.track(Frontend(s.sock, FE_PAIRS, unique("fe")))
         assert host.cmd("wait-ready 16 60", timeout=90)["rdy"] == 16
         for _ in range(5):
-            s = host.cmd("suspend")
-            assert s["rc"] == 0 and s["queues"] == 16 and s["commands"] == 32, s
-            assert s["failed"] == 0 and 1 <= s["peak_inflight"] <= 8, s
+            r = host.cmd("suspend")
+            assert r["rc"] == 0 and r["queues"] == 16 and r["commands"] == 32, r
+            assert r["failed"] == 0 and 1 <= r["peak_inflight"] <= 8, r
             assert states(host.cmd("info"))[:16] == [2] * 16
             r = host.cmd("resume")
             assert r["rc"] == 0 and r["queues"] == 16 and r["commands"] == 16, r
             assert r["peak_inflight"] <= 8, r
             assert states(host.cmd("info"))[:16] == [1] * 16
         assert host.cmd("resume")["rc"] != 0  # nothing suspended: a clear error, no crash
-    finally:
-        if fe:
-            fe.kill()
-        host.send("quit")
-        host.wait(60)
-        wd.close()
 
 
 def case_rdma_core_backend(args):
     """The real rdma-core backend (dev=<ibv name>) drives libmlx5emu.so
     preloaded in place of libibverbs/libmlx5: the same code path as on a
     ConnectX, with the emulator underneath."""
-    wd = Workdir()
-    sock = os.path.join(wd.path, "vhost.sock")
     env = dict(os.environ, LD_PRELOAD=args.shim,
                MLX5EMU_PROFILE="cx7,modify_us=20,query_us=30,create_us=20,destroy_us=20,umem_us=5")
-    host = Host(args.host, "vdpa_mlx5async0,dev=mlx5emu0,queues=8,queue_size=256", sock,
-                unique("host"), env=env)
-    fe = None
-    try:
+    with HostSession(args.host, "vdpa_mlx5async0,dev=mlx5emu0,queues=8,queue_size=256",
+                     env=env) as s:
+        host = s.host
         assert any("probed rdma-core:mlx5emu0" in l for l in host.lines), host.lines[-20:]
-        fe = Frontend(sock, FE_PAIRS, unique("fe"))
+        fe = s.track(Frontend(s.sock, FE_PAIRS, unique("fe")))
         assert host.cmd("wait-ready 16 60", timeout=90)["rdy"] == 16
-        s = host.cmd("suspend")
-        assert s["rc"] == 0 and s["queues"] == 16 and s["failed"] == 0, s
+        r = host.cmd("suspend")
+        assert r["rc"] == 0 and r["queues"] == 16 and r["failed"] == 0, r
         assert states(host.cmd("info")) == [2] * 16
         r = host.cmd("resume")
         assert r["rc"] == 0 and r["queues"] == 16, r
         fe.quit()
-        fe = None
         assert host.cmd("wait-vid 0 60", timeout=90)["ok"]
         assert states(host.cmd("info")) == [2] * 16
-    finally:
-        if fe:
-            fe.kill()
-        host.send("quit")
-        host.wait(60)
-        wd.close()
 
 
 def telemetry(prefix, cmd):
@@ -163,13 +133,10 @@ def telemetry(prefix, cmd):
 def case_telemetry(args):
     """/vdpa_mlx5async/{list,info,vqs}: devices, backend and last timings,
     per-virtq state and indexes, as the PMD sees them."""
-    wd = Workdir()
-    sock = os.path.join(wd.path, "vhost.sock")
-    prefix = unique("tele")
-    host = Host(args.host, f"vdpa_mlx5async0,emu=cx7,queues=4,queue_size=256,{FAST}", sock, prefix)
-    fe = None
-    try:
-        fe = Frontend(sock, 4, unique("fe"))
+    with HostSession(args.host, f"vdpa_mlx5async0,emu=cx7,queues=4,queue_size=256,{FAST}",
+                     prefix=unique("tele")) as s:
+        host, prefix = s.host, s.prefix
+        s.track(Frontend(s.sock, 4, unique("fe")))
         assert host.cmd("wait-ready 8 60", timeout=90)["rdy"] == 8
         assert host.cmd("suspend")["rc"] == 0
         r = telemetry(prefix, "/vdpa_mlx5async/list")
@@ -182,15 +149,10 @@ def case_telemetry(args):
         assert vqs["index"] == list(range(8)) and vqs["state"] == [2] * 8, vqs
         bad = telemetry(prefix, "/vdpa_mlx5async/info,nosuch")
         assert bad["/vdpa_mlx5async/info"] is None, bad  # -EINVAL: null payload
-    finally:
-        if fe:
-            fe.kill()
-        host.send("quit")
-        host.wait(60)
-        wd.close()
 
 
-CASES = {"telemetry": case_telemetry, "rdma-core": case_rdma_core_backend, "plugin": case_plugin, "bad-devargs": case_bad_devargs, "conf-close": case_conf_close,
+CASES = {"telemetry": case_telemetry, "rdma-core": case_rdma_core_backend,
+         "plugin": case_plugin, "bad-devargs": case_bad_devargs, "conf-close": case_conf_close,
          "app-cycles": case_app_cycles}
 
 if __name__ == "__main__":

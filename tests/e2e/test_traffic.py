@@ -13,13 +13,14 @@ memory, and no virtq is in ERR.
 usage: test_traffic.py CASE --host BIN [--cycles K] [--guest BIN]
 """
 import argparse
+import json
 import os
 import re
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_lib import Frontend, Host, Workdir, unique  # noqa: E402
+from e2e_lib import Frontend, HostSession, Proc, unique  # noqa: E402
 
 FAST = "emu_modify_us=20,emu_query_us=30,emu_create_us=20,emu_destroy_us=20,emu_umem_us=5"
 RDY, SUSPEND, ERR = 1, 2, 3
@@ -73,13 +74,9 @@ def check_indexes(host, nrings):
 
 
 def run(args, pairs, cycles):
-    wd = Workdir()
-    sock = os.path.join(wd.path, "vhost.sock")
-    host = Host(args.host, f"vdpa_mlx5async0,emu=cx7,queues={pairs},queue_size=256,{FAST}",
-                sock, unique("host"))
-    fe = None
-    try:
-        fe = Frontend(sock, pairs, unique("fe"), extra=["--port-topology=loop"])
+    with HostSession(args.host, f"vdpa_mlx5async0,emu=cx7,queues={pairs},queue_size=256,{FAST}") as s:
+        host = s.host
+        fe = s.track(Frontend(s.sock, pairs, unique("fe"), extra=["--port-topology=loop"]))
         nrings = 2 * pairs
         assert host.cmd(f"wait-ready {nrings} 60", timeout=90)["rdy"] == nrings
         fe.send("set fwd io")
@@ -98,9 +95,9 @@ def run(args, pairs, cycles):
         assert after[1] > before[1], (before, after)  # traffic ran through the cycles
         print(f"packets moved during {cycles} cycles (and 0.3 s after): {after[1] - before[1]}")
         stats = [host.cmd(f"stats {q}") for q in range(nrings)]
-        for q, s in enumerate(stats):
-            assert s["rc"] == 6 and s["completed_descriptors"] > 0, (q, s)  # every queue moved packets
-            assert s["completion errors"] == 0 and s["bad descriptor errors"] == 0, (q, s)
+        for q, st in enumerate(stats):
+            assert st["rc"] == 6 and st["completed_descriptors"] > 0, (q, st)  # every queue moved packets
+            assert st["completion errors"] == 0 and st["bad descriptor errors"] == 0, (q, st)
         rx, tx = drain(fe)
         print(f"pairs={pairs} cycles={cycles} port RX={rx} TX={tx}")
         assert tx > 32 * pairs, (rx, tx)  # more than the first bursts: they circulated
@@ -109,14 +106,7 @@ def run(args, pairs, cycles):
         info = host.cmd("info")
         assert all(v["state"] != ERR and v["errors"] == 0 for v in info["vqs"]), info
         fe.quit()
-        fe = None
         assert host.cmd("wait-vid 0 60", timeout=90)["ok"]
-    finally:
-        if fe:
-            fe.kill()
-        host.send("quit")
-        host.wait(60)
-        wd.close()
 
 
 def case_reconnect(args):
@@ -124,15 +114,11 @@ def case_reconnect(args):
     disables, then GET_VRING_BASE: dev_close suspends every queue in one
     batch) and comes back, three times: every round circulates and drains
     losslessly, and each dev_close leaves whole chains (avail == used)."""
-    wd = Workdir()
-    sock = os.path.join(wd.path, "vhost.sock")
     pairs = 2
-    host = Host(args.host, f"vdpa_mlx5async0,emu=cx7,queues={pairs},queue_size=256,{FAST}",
-                sock, unique("host"))
-    fe = None
-    try:
+    with HostSession(args.host, f"vdpa_mlx5async0,emu=cx7,queues={pairs},queue_size=256,{FAST}") as s:
+        host = s.host
         for rnd in range(3):
-            fe = Frontend(sock, pairs, unique("fe"), extra=["--port-topology=loop"])
+            fe = s.track(Frontend(s.sock, pairs, unique("fe"), extra=["--port-topology=loop"]))
             assert host.cmd(f"wait-ready {2 * pairs} 60", timeout=90)["rdy"] == 2 * pairs
             fe.send("set fwd io")
             fe.send("start tx_first")
@@ -142,18 +128,11 @@ def case_reconnect(args):
             print(f"round {rnd}: port RX={rx} TX={tx}")
             assert tx > 32 * pairs and rx == tx, (rnd, rx, tx)
             fe.quit()
-            fe = None
             assert host.cmd("wait-vid 0 60", timeout=90)["ok"]
             info = host.cmd("info")
             for v in info["vqs"][:2 * pairs]:
                 assert v["state"] == SUSPEND and v["avail"] == v["used"], (rnd, v)
                 assert v["errors"] == 0, (rnd, v)
-    finally:
-        if fe:
-            fe.kill()
-        host.send("quit")
-        host.wait(60)
-        wd.close()
 
 
 def case_log(args):
@@ -162,13 +141,13 @@ def case_log(args):
     back mark its writes in the vhost log (the used rings of both queues
     and the RX buffers, through the log's mkey); with LOG_ALL off nothing
     more is marked."""
-    import json
-    from e2e_lib import Proc
-    wd = Workdir()
-    sock = os.path.join(wd.path, "vhost.sock")
-    host = Host(args.host, f"vdpa_mlx5async0,emu=cx7,queues=1,queue_size=256,{FAST}",
-                sock, unique("host"))
-    g = Proc([args.guest, "--socket", sock, "--pairs", "1"], name="vhost-user-guest")
+    with HostSession(args.host, f"vdpa_mlx5async0,emu=cx7,queues=1,queue_size=256,{FAST}") as s:
+        g = s.track(Proc([args.guest, "--socket", s.sock, "--pairs", "1"], name="vhost-user-guest"))
+        run_log(s.host, g)
+
+
+def run_log(host, g):
+    """case_log's steps, the guest `g` on the host's socket."""
 
     def cmd(text):
         g.send(text)
@@ -186,30 +165,24 @@ def case_log(args):
             time.sleep(0.05)
         raise AssertionError(f"not looped back: {cmd('used 0')} {cmd('used 1')} {host.cmd('info')}")
 
-    try:
-        cmd("start")
-        assert host.cmd("wait-ready 2 60", timeout=90)["rdy"] == 2
-        cmd("log-on")
-        assert cmd("log-dirty")["count"] == 0
-        loop_back(8, 8)
-        d = cmd("log-dirty")
-        print(f"log on: {d['count']} pages dirty, used rings {d['used_rings_dirty']}")
-        assert d["used_rings_dirty"] == [0, 1], d
-        assert d["count"] >= 3, d  # both used rings and at least one RX buffer page
-        cmd("log-off")
-        cmd("log-clear")
-        loop_back(8, 16)
-        assert cmd("log-dirty")["count"] == 0
-        info = host.cmd("info")
-        assert all(v["errors"] == 0 for v in info["vqs"][:2]), info
-        cmd("stop")
-        cmd("quit")
-        assert g.wait(30) == 0
-    finally:
-        g.kill()
-        host.send("quit")
-        host.wait(60)
-        wd.close()
+    cmd("start")
+    assert host.cmd("wait-ready 2 60", timeout=90)["rdy"] == 2
+    cmd("log-on")
+    assert cmd("log-dirty")["count"] == 0
+    loop_back(8, 8)
+    d = cmd("log-dirty")
+    print(f"log on: {d['count']} pages dirty, used rings {d['used_rings_dirty']}")
+    assert d["used_rings_dirty"] == [0, 1], d
+    assert d["count"] >= 3, d  # both used rings and at least one RX buffer page
+    cmd("log-off")
+    cmd("log-clear")
+    loop_back(8, 16)
+    assert cmd("log-dirty")["count"] == 0
+    info = host.cmd("info")
+    assert all(v["errors"] == 0 for v in info["vqs"][:2]), info
+    cmd("stop")
+    cmd("quit")
+    assert g.wait(30) == 0
 
 
 def case_traffic(args):
