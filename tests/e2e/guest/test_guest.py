@@ -14,7 +14,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from e2e_lib import Host, Proc, Workdir, unique  # noqa: E402
+from e2e_lib import Host, HostSession, Proc, Workdir, unique  # noqa: E402
 
 # Low emulated latencies keep the tests quick; the control path is the same.
 FAST = "emu_modify_us=20,emu_query_us=30,emu_create_us=20,emu_destroy_us=20,emu_umem_us=5"
@@ -41,11 +41,17 @@ class Guest(Proc):
             assert self.wait(30) == 0
 
 
+VDEV = f"vdpa_mlx5async0,emu=cx7,queues={PAIRS},queue_size=256,{FAST}"
+
+
 def make_host(args, wd):
     sock = os.path.join(wd.path, "vhost.sock")
-    host = Host(args.host, f"vdpa_mlx5async0,emu=cx7,queues={PAIRS},queue_size=256,{FAST}",
-                sock, unique("guest-host"))
-    return host, sock
+    return Host(args.host, VDEV, sock, unique("guest-host")), sock
+
+
+def guest_session(args):
+    """The host every case but `errors` uses; e2e_lib.HostSession cleans up."""
+    return HostSession(args.host, VDEV, prefix=unique("guest-host"))
 
 
 def vq_states(info):
@@ -93,11 +99,9 @@ def case_reconnect(args):
     the bases returned by GET_VRING_BASE are the device's indexes and carry
     over into the next session. Round 1 uses QEMU's destination order, round
     2 posts buffers before stopping; a last start reuses the session."""
-    wd = Workdir()
-    host, sock = make_host(args, wd)
-    g = None
-    try:
-        g = Guest(args.guest, sock)
+    with guest_session(args) as s:
+        host, sock = s.host, s.sock
+        g = s.track(Guest(args.guest, sock))
         expect = None
         for rnd in range(4):
             if rnd > 0:
@@ -148,26 +152,18 @@ def case_reconnect(args):
         assert g.cmd("stop")["bases"] == expect
         check_stopped(host, expect)
         g.quit()
-        g = None
         assert host.cmd("wait-vid 0 60", timeout=90)["ok"]
         info = host.cmd("info")
         assert {v["state"] for v in info["vqs"]} == {SUSPEND}, info
         no_base_mismatch(host)
-    finally:
-        if g:
-            g.kill()
-        host.kill()
-        wd.close()
 
 
 def case_pairs(args):
     """A guest changing its queue-pair count: SET_VRING_ENABLE storms. The
     device runs exactly the enabled rings each time."""
-    wd = Workdir()
-    host, sock = make_host(args, wd)
-    g = None
-    try:
-        g = Guest(args.guest, sock)
+    with guest_session(args) as s:
+        host, sock = s.host, s.sock
+        g = s.track(Guest(args.guest, sock))
         g.cmd("start")
         assert host.cmd("wait-ready 32 60", timeout=90)["rdy"] == RINGS
         for n in (4, 16, 1, 16, 4, 16):
@@ -193,12 +189,6 @@ def case_pairs(args):
         check_stopped(host, g.cmd("stop disable")["bases"])  # virtio_user's way
         no_base_mismatch(host)
         g.quit()
-        g = None
-    finally:
-        if g:
-            g.kill()
-        host.kill()
-        wd.close()
 
 
 def pmd_said(host, text):
@@ -211,11 +201,9 @@ def case_log(args):
     """Dirty logging: log-on while running (SET_LOG_BASE, SET_FEATURES with
     LOG_ALL, SET_VRING_ADDR with the log flag) is accepted; the stop then
     logs exactly every ring's used ring dirty; with log-off nothing is logged."""
-    wd = Workdir()
-    host, sock = make_host(args, wd)
-    g = None
-    try:
-        g = Guest(args.guest, sock)
+    with guest_session(args) as s:
+        host, sock = s.host, s.sock
+        g = s.track(Guest(args.guest, sock))
         g.cmd("start")
         assert host.cmd("wait-ready 32 60", timeout=90)["rdy"] == RINGS
         r = g.cmd("log-on")
@@ -249,12 +237,6 @@ def case_log(args):
         assert d["count"] == 0, d  # logging off: the stop logs nothing
         no_base_mismatch(host)
         g.quit()
-        g = None
-    finally:
-        if g:
-            g.kill()
-        host.kill()
-        wd.close()
 
 
 def case_errors(args):
@@ -321,11 +303,9 @@ def case_bad_guest(args):
     that virtq in ERR (OBJECT_CHANGE), the PMD re-creates it from the hardware
     indexes and restarts it; every other virtq keeps running; nothing crashes;
     the guest can still stop cleanly."""
-    wd = Workdir()
-    host, sock = make_host(args, wd)
-    g = None
-    try:
-        g = Guest(args.guest, sock)
+    with guest_session(args) as s:
+        host, sock = s.host, s.sock
+        g = s.track(Guest(args.guest, sock))
         g.cmd("start")
         assert host.cmd("wait-ready 32 60", timeout=90)["rdy"] == RINGS
         before = {v["index"]: v for v in host.cmd("info")["vqs"]}
@@ -358,12 +338,6 @@ def case_bad_guest(args):
                 assert v["state"] == SUSPEND and v["avail"] == bases[v["index"]], (v, bases)
         assert bases[3] == before[3]["avail"], bases
         g.quit()
-        g = None
-    finally:
-        if g:
-            g.kill()
-        host.kill()
-        wd.close()
 
 
 CASES = {"bad-guest": case_bad_guest, "reconnect": case_reconnect, "pairs": case_pairs, "log": case_log,
