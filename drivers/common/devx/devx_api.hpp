@@ -59,6 +59,9 @@ struct DevxApi {
                                 uint16_t events_sz, uint16_t events_num[], uint64_t cookie);
     ssize_t (*get_event)(mlx5dv_devx_event_channel* event_channel,
                          mlx5dv_devx_async_event_hdr* event_data, size_t event_resp_len);
+
+    // The completion EQ number for a vector (CREATE_CQ's c_eqn).
+    int (*query_eqn)(ibv_context* context, uint32_t vector, uint32_t* eqn);
 };
 
 // The rdma-core instance; nullptr when built without it (meson option rdma_core).

@@ -37,6 +37,7 @@ const DevxApi kRdmaCore = {
     .destroy_event_channel = mlx5dv_devx_destroy_event_channel,
     .subscribe_devx_event = mlx5dv_devx_subscribe_devx_event,
     .get_event = mlx5dv_devx_get_event,
+    .query_eqn = mlx5dv_devx_query_eqn,
 };
 
 }  // namespace

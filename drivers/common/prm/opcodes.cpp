@@ -8,6 +8,13 @@ const char* opcode_name(uint16_t opcode) noexcept {
     case Opcode::CREATE_MKEY: return "CREATE_MKEY";
     case Opcode::DESTROY_MKEY: return "DESTROY_MKEY";
     case Opcode::QUERY_SPECIAL_CONTEXTS: return "QUERY_SPECIAL_CONTEXTS";
+    case Opcode::CREATE_CQ: return "CREATE_CQ";
+    case Opcode::DESTROY_CQ: return "DESTROY_CQ";
+    case Opcode::CREATE_QP: return "CREATE_QP";
+    case Opcode::DESTROY_QP: return "DESTROY_QP";
+    case Opcode::RST2INIT_QP: return "RST2INIT_QP";
+    case Opcode::INIT2RTR_QP: return "INIT2RTR_QP";
+    case Opcode::RTR2RTS_QP: return "RTR2RTS_QP";
     case Opcode::ALLOC_PD: return "ALLOC_PD";
     case Opcode::DEALLOC_PD: return "DEALLOC_PD";
     case Opcode::ALLOC_UAR: return "ALLOC_UAR";
