@@ -21,6 +21,13 @@
 
 namespace mlx5async::prm {
 
+// Fixed parts of the inputs (without pas[]), from Linux mlx5_ifc.h; the codec
+// tests check them against the layouts.
+inline constexpr size_t kCreateCqInBytes = 0x880 / 8;   // create_cq_in up to pas[]
+inline constexpr size_t kCreateQpInBytes = 0x980 / 8;   // create_qp_in up to pas[]
+inline constexpr size_t kQpModifyInBytes = 0x940 / 8;   // rst2init/init2rtr/rtr2rts_qp_in
+inline constexpr size_t kEventQpCmdBytes = 16;          // outputs, destroy inputs
+
 // ---- Completion queue --------------------------------------------------
 
 struct CqAttr {
