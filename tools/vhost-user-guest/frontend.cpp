@@ -1,12 +1,16 @@
 #include "frontend.hpp"
 
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
 namespace vug {
 
 namespace {
 constexpr uint64_t bit(int b) { return 1ull << b; }
 }  // namespace
 
-Frontend::Frontend(const Options& o) : o_(o) {
+Frontend::Frontend(const Options& o) : o_(o), irqs_(2 * std::max(o.pairs, 1)) {
     if (o.pairs < 1 || o.pairs > 128) throw UsageError("--pairs: expected 1..128");
     if (o.ring_size < 2 || o.ring_size > 32768 || (o.ring_size & (o.ring_size - 1)))
         throw UsageError("--ring-size: expected a power of 2 in 2..32768");
@@ -74,7 +78,10 @@ void Frontend::send_log_base() {
 }
 
 void Frontend::send_ring(Ring& r) {
+    // Count what the old callfd got before it is closed.
+    irqs_.detach(int(r.index()));
     r.new_eventfds();
+    irqs_.attach(int(r.index()), r.callfd());
     conn_.set_vring_state(SET_VRING_NUM, r.index(), r.size());
     conn_.set_vring_state(SET_VRING_BASE, r.index(), r.base());
     conn_.set_vring_addr(r.addr(logging_));
@@ -178,6 +185,26 @@ void Frontend::raw_vring_num(int i, uint32_t num) {
 void Frontend::kick(int i) {
     if (!started_) throw UsageError("not started: no kick eventfd");
     ring(i).kick();
+}
+
+void Frontend::set_no_interrupt(int i, bool on) {
+    if (i < 0)
+        for (auto& r : rings_) r->set_no_interrupt(on);
+    else
+        ring(i).set_no_interrupt(on);
+}
+
+bool Frontend::wait_used(int i, uint16_t n, int timeout_ms) {
+    using clock = std::chrono::steady_clock;
+    const Ring& r = ring(i);
+    auto deadline = clock::now() + std::chrono::milliseconds(timeout_ms);
+    // Polling on purpose: tests compare the progress seen this way with the
+    // notifications counted on the callfd.
+    while (uint16_t(r.used_idx() - n) >= 0x8000) {
+        if (clock::now() >= deadline) return false;
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+    return true;
 }
 
 }  // namespace vug

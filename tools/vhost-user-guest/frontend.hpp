@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "guest_mem.hpp"
+#include "irq.hpp"
 #include "protocol.hpp"
 
 namespace vug {
@@ -69,6 +70,15 @@ public:
     const std::vector<bool>& enabled() const { return enabled_; }
     void kick(int ring);
 
+    // Notifications received on the callfds, per ring, across connections.
+    IrqCounter& irqs() { return irqs_; }
+    // ring < 0: every ring.
+    void set_no_interrupt(int ring, bool on);
+    // Polls used idx (short sleeps, not the callfd) until it is n or up to
+    // 32767 past it (16-bit serial arithmetic: works across the wrap) or
+    // timeout_ms passes.
+    bool wait_used(int ring, uint16_t n, int timeout_ms);
+
 private:
     uint64_t wanted_features() const;
     void send_log_base();
@@ -88,6 +98,7 @@ private:
     std::unique_ptr<DirtyLog> log_;
     uint64_t backend_features_ = 0, backend_proto_ = 0, features_ = 0, queue_num_ = 0;
     int connections_ = 0;
+    IrqCounter irqs_;
 };
 
 }  // namespace vug

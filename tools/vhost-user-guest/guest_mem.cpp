@@ -153,6 +153,19 @@ uint16_t Ring::used_idx() const {
     return at<uint16_t>(mem_.host(used_ + 2, 2)).load(std::memory_order_acquire);
 }
 
+bool Ring::no_interrupt() const {
+    return at<uint16_t>(mem_.host(avail_, 2)).load(std::memory_order_acquire) & kAvailNoInterrupt;
+}
+
+void Ring::set_no_interrupt(bool on) {
+    auto flags = at<uint16_t>(mem_.host(avail_, 2));
+    uint16_t f = flags.load(std::memory_order_relaxed);
+    f = on ? uint16_t(f | kAvailNoInterrupt) : uint16_t(f & ~kAvailNoInterrupt);
+    // seq_cst: virtio 2.7.7 pairs the driver's flag write with the device's
+    // read after it publishes used idx (a full barrier on both sides).
+    flags.store(f, std::memory_order_seq_cst);
+}
+
 uint64_t Ring::buffer(uint16_t id) {
     if (!bufs_[id]) bufs_[id] = mem_.alloc(kBufSize, 64);
     return bufs_[id];

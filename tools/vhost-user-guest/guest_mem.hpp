@@ -50,6 +50,9 @@ struct VringDesc {
     uint16_t next;
 };
 constexpr uint16_t kDescWrite = 2;
+// avail->flags: the driver asks for no used-buffer notification (virtio 1.x
+// 2.7.7; honoured as is since VIRTIO_RING_F_EVENT_IDX is not negotiated).
+constexpr uint16_t kAvailNoInterrupt = 1;
 
 struct UsedElem {
     uint32_t id;
@@ -86,6 +89,10 @@ public:
 
     uint16_t avail_idx() const;
     uint16_t used_idx() const;
+    // VRING_AVAIL_F_NO_INTERRUPT in avail->flags (guest memory, so it stays
+    // across stop, reconnect and new callfds). Off at first, as a Linux guest.
+    bool no_interrupt() const;
+    void set_no_interrupt(bool on);
     // Datapath helpers: each returns how many descriptors were posted.
     int post_tx(int n, uint32_t len);
     int post_rx(int n);

@@ -36,6 +36,10 @@ const char* kUsage =
     "  base R|all IDX       ring start index (while stopped)\n"
     "  post-tx R N LEN | post-rx R N | used R | bad-desc R | kick R\n"
     "  set-num R NUM        SET_VRING_NUM with any value (fault injection)\n"
+    "  irqs                 signals counted per ring on the callfds (all connections)\n"
+    "  wait-irq R N MS      until ring R's signal count is N (absolute), at most MS ms\n"
+    "  no-irq R|all on|off  VRING_AVAIL_F_NO_INTERRUPT in avail->flags (default off)\n"
+    "  wait-used R N MS     poll until ring R's used idx reaches N, at most MS ms\n"
     "  info | quit\n";
 
 std::string hex(uint64_t v) {
@@ -90,6 +94,20 @@ private:
                ",\"free\":" + std::to_string(g.free_descs());
     }
     int ring_arg(std::istringstream& in) { return int(num(in, "ring", 0, fe_.nrings() - 1)); }
+    int ring_or_all(std::istringstream& in) {  // -1: all
+        std::string arg;
+        in >> arg;
+        if (arg == "all") return -1;
+        std::istringstream a(arg);
+        return ring_arg(a);
+    }
+    std::string no_irq_list() {
+        std::string s = "[";
+        for (int r = 0; r < fe_.nrings(); r++)
+            s += std::string(r ? "," : "") + (fe_.ring(r).no_interrupt() ? "true" : "false");
+        return s + "]";
+    }
+    std::string irq_command(const std::string& cmd, std::istringstream& in);
     Frontend& fe_;
 };
 
@@ -151,12 +169,7 @@ std::string Commands::run(const std::string& line, bool& quit) {
         return ok + ",\"connections\":" + std::to_string(fe_.connections()) + "}";
     }
     if (cmd == "base") {
-        in >> arg;
-        int r = -1;
-        if (arg != "all") {
-            std::istringstream a(arg);
-            r = int(num(a, "ring", 0, fe_.nrings() - 1));
-        }
+        int r = ring_or_all(in);
         uint16_t b = uint16_t(num(in, "index", 0, 65535));
         fe_.set_base(r, b);
         return ok + "}";
@@ -199,6 +212,8 @@ std::string Commands::run(const std::string& line, bool& quit) {
         fe_.kick(r);
         return ok + ",\"ring\":" + std::to_string(r) + "}";
     }
+    if (cmd == "irqs" || cmd == "wait-irq" || cmd == "no-irq" || cmd == "wait-used")
+        return irq_command(cmd, in);
     if (cmd == "info") {
         std::vector<uint32_t> bases;
         for (int r = 0; r < fe_.nrings(); r++) bases.push_back(fe_.ring(r).base());
@@ -210,7 +225,8 @@ std::string Commands::run(const std::string& line, bool& quit) {
                hex(fe_.protocol()) + ",\"queue_num\":" + std::to_string(fe_.queue_num()) +
                ",\"connections\":" + std::to_string(fe_.connections()) +
                ",\"requests\":" + std::to_string(fe_.requests()) +
-               ",\"rings\":" + std::to_string(fe_.nrings()) + ",\"bases\":" + list(bases) + "}";
+               ",\"rings\":" + std::to_string(fe_.nrings()) + ",\"bases\":" + list(bases) +
+               ",\"no_irq\":" + no_irq_list() + "}";
     }
     if (cmd == "quit") {
         quit = true;
@@ -221,6 +237,38 @@ std::string Commands::run(const std::string& line, bool& quit) {
         return ok + "}";
     }
     throw UsageError("unknown command '" + cmd + "' (help lists them)");
+}
+
+// Interrupts: the callfd counts, avail->flags, and polling for comparison.
+std::string Commands::irq_command(const std::string& cmd, std::istringstream& in) {
+    const std::string ok = "{\"ok\":true";
+    vug::IrqCounter& irqs = fe_.irqs();
+    if (cmd == "irqs") {
+        irqs.drain();
+        return ok + ",\"irqs\":" + list(irqs.counts()) + ",\"total\":" +
+               std::to_string(irqs.total()) + "}";
+    }
+    if (cmd == "no-irq") {
+        int r = ring_or_all(in);
+        std::string v;
+        in >> v;
+        if (v != "on" && v != "off") throw UsageError("no-irq: expected 'on' or 'off'");
+        fe_.set_no_interrupt(r, v == "on");
+        return ok + ",\"no_irq\":" + no_irq_list() + "}";
+    }
+    int r = ring_arg(in);
+    if (cmd == "wait-irq") {
+        long n = num(in, "count", 0, 1l << 48);
+        bool reached = irqs.wait_for(r, uint64_t(n), int(num(in, "timeout_ms", 0, 3600000)));
+        return ok + ",\"ring\":" + std::to_string(r) + ",\"irqs\":" +
+               std::to_string(irqs.count(r)) + ",\"reached\":" + (reached ? "true" : "false") + "}";
+    }
+    uint16_t n = uint16_t(num(in, "used index", 0, 65535));
+    bool reached = fe_.wait_used(r, n, int(num(in, "timeout_ms", 0, 3600000)));
+    irqs.drain();
+    return ok + ",\"ring\":" + std::to_string(r) + ",\"used_idx\":" +
+           std::to_string(fe_.ring(r).used_idx()) + ",\"irqs\":" + std::to_string(irqs.count(r)) +
+           ",\"reached\":" + (reached ? "true" : "false") + "}";
 }
 
 bool parse_args(int argc, char** argv, vug::Options& o) {
