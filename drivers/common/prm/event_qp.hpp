@@ -22,10 +22,12 @@
 namespace mlx5async::prm {
 
 // Fixed parts of the inputs (without pas[]), from Linux mlx5_ifc.h; the codec
-// tests check them against the layouts.
+// tests check them against the layouts. qpc is 0x740 bits at 0xc0, so both
+// QP inputs end at 0x880 (create_qp_in: wq_umem_* at 0x800..0x87f;
+// transitions: reserved_at_800[0x80]).
 inline constexpr size_t kCreateCqInBytes = 0x880 / 8;   // create_cq_in up to pas[]
-inline constexpr size_t kCreateQpInBytes = 0x980 / 8;   // create_qp_in up to pas[]
-inline constexpr size_t kQpModifyInBytes = 0x940 / 8;   // rst2init/init2rtr/rtr2rts_qp_in
+inline constexpr size_t kCreateQpInBytes = 0x880 / 8;   // create_qp_in up to pas[]
+inline constexpr size_t kQpModifyInBytes = 0x880 / 8;   // rst2init/init2rtr/rtr2rts_qp_in
 inline constexpr size_t kEventQpCmdBytes = 16;          // outputs, destroy inputs
 
 // ---- Completion queue --------------------------------------------------
@@ -37,7 +39,8 @@ struct CqAttr {
     bool oi = false;             // overrun ignore
     uint8_t log_cq_size = 0;     // 5 bits
     uint32_t uar_page = 0;       // 24 bits: UAR page of the arm doorbell
-    uint32_t c_eqn = 0;          // completion EQ (mlx5dv_devx_query_eqn)
+    uint32_t c_eqn = 0;          // completion EQ (mlx5dv_devx_query_eqn); Linux
+                                 // c_eqn_or_apu_element, 32 bits (DPDK: c_eqn, low 8)
     uint8_t log_page_size = 0;   // 5 bits: page shift - 12
     bool dbr_umem_valid = false;
     uint32_t dbr_umem_id = 0;
@@ -75,7 +78,7 @@ struct QpAttr {
     uint8_t ts_format = 0;       // 2 bits
     uint8_t log_rq_stride = 0;   // 3 bits: stride = 16 << n bytes
     uint8_t log_rq_size = 0;     // 4 bits
-    uint8_t rq_type = 0;         // 2 bits, QpRqType
+    uint8_t rq_type = 0;         // 3 bits, QpRqType
     bool no_sq = false;
     uint8_t log_sq_size = 0;     // 4 bits
     uint32_t uar_page = 0;       // 24 bits
