@@ -12,6 +12,10 @@ namespace mlx5async::emu {
 
 using prm::Opcode;
 
+namespace {
+constexpr int64_t kFwAwake = std::numeric_limits<int64_t>::min();
+}  // namespace
+
 struct CommandInterface::Pending {
     CmdDesc desc;
     CmdTiming timing;
@@ -104,7 +108,9 @@ void CommandInterface::grant_slots() {
         p->due = p->tr.start_ns + latency_ns(p->desc.opcode) + p->timing.extra_ns;
         running_.push_back(p.get());
         granted = true;
-        if (p->async) fw_cv_.notify_one();  // a new due time to sleep towards
+        // Only a due time earlier than the firmware thread's sleep target
+        // needs it awake: a wake-up per query cost a context switch each.
+        if (p->async && p->due < fw_sleep_due_) fw_cv_.notify_one();
         else p->cv.notify_one();
     }
     if (granted) cv_.notify_all();  // observers (wait_running)
@@ -210,6 +216,7 @@ CommandInterface::PendingPtr CommandInterface::next_due_async(int64_t& next_due)
 
 void CommandInterface::fw_loop() {
     std::unique_lock lk(mu_);
+    fw_sleep_due_ = kFwAwake;
     while (true) {
         int64_t next_due;
         PendingPtr p = next_due_async(next_due);
@@ -222,7 +229,9 @@ void CommandInterface::fw_loop() {
             continue;
         }
         if (closing_) break;
+        fw_sleep_due_ = next_due;
         clock_.wait_until(lk, fw_cv_, next_due);
+        fw_sleep_due_ = kFwAwake;
     }
 }
 

@@ -102,6 +102,9 @@ private:
     std::condition_variable cv_;           // state changed: observers (tests)
     std::condition_variable throttle_cv_;  // a throttle token came back
     std::condition_variable fw_cv_;        // the firmware thread's next due time changed
+    // Due time the firmware thread sleeps towards (kNever: untimed); kFwAwake
+    // while it runs: it rescans before sleeping, so a new command need not wake it.
+    int64_t fw_sleep_due_ = kNever;
     uint32_t free_slots_;
     uint32_t throttle_free_;
     uint32_t inflight_ = 0;
