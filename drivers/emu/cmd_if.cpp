@@ -110,8 +110,8 @@ void CommandInterface::grant_slots() {
         granted = true;
         // Only a due time earlier than the firmware thread's sleep target
         // needs it awake: a wake-up per query cost a context switch each.
-        if (p->async && p->due < fw_sleep_due_) fw_cv_.notify_one();
-        else p->cv.notify_one();
+        if (!p->async) p->cv.notify_one();
+        else if (p->due < fw_sleep_due_) fw_cv_.notify_one();
     }
     if (granted) cv_.notify_all();  // observers (wait_running)
 }
