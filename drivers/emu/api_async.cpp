@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "api_internal.hpp"
+#include "common/prm/event_qp.hpp"
 #include "common/prm/field.hpp"
 #include "common/prm/opcodes.hpp"
 #include "emu.hpp"
@@ -111,9 +112,10 @@ void destroy_event_channel(mlx5dv_devx_event_channel* ch) {
     delete h;
 }
 
-// Only OBJECT_CHANGE on an object is supported; unaffiliated events (obj
-// NULL) and other numbers fail with EINVAL, as the kernel's is_valid_events()
-// for a device whose event caps do not list them.
+// Supported: completion events (0) of a CQ (Linux devx_cq_comp), and
+// OBJECT_CHANGE of other objects. Unaffiliated events (obj NULL) and other
+// numbers fail with EINVAL, as the kernel's is_valid_events() for a device
+// whose event caps do not list them.
 int subscribe_devx_event(mlx5dv_devx_event_channel* ch, mlx5dv_devx_obj* o, uint16_t events_sz,
                          uint16_t events_num[], uint64_t cookie) {
     auto* h = handle_cast<ChannelHandle>(ch, kChanMagic);
@@ -121,11 +123,14 @@ int subscribe_devx_event(mlx5dv_devx_event_channel* ch, mlx5dv_devx_obj* o, uint
     size_t n = events_sz / sizeof(uint16_t);
     if (!h || !obj || !events_num || n == 0 || n > kMaxEvents) return fail_errno(EINVAL);
     if (ctx_closed(*obj->ctx)) return fail_errno(EBADF);
+    bool cq = obj->create_opcode == uint16_t(Opcode::CREATE_CQ);
+    uint16_t allowed = cq ? prm::kEventCompletion : prm::kEventObjectChange;
     for (size_t k = 0; k < n; ++k)
-        if (events_num[k] != prm::kEventObjectChange) return fail_errno(EINVAL);
+        if (events_num[k] != allowed) return fail_errno(EINVAL);
+    uint16_t type = cq ? kCqEventObjType : obj->obj_type;
     for (size_t k = 0; k < n; ++k)
         h->impl->dev->state().events.subscribe(
-            {h->impl->q, h->omit_data, obj->obj_type, obj->obj_id, events_num[k], cookie});
+            {h->impl->q, h->omit_data, type, obj->obj_id, events_num[k], cookie});
     return 0;
 }
 
@@ -143,6 +148,16 @@ ssize_t get_event(mlx5dv_devx_event_channel* ch, mlx5dv_devx_async_event_hdr* da
     return n;
 }
 
+// Linux MLX5_IB_METHOD_DEVX_QUERY_EQN (mlx5_comp_eqn_get): no firmware
+// command; each device has kCompVectors completion EQs.
+int query_eqn(ibv_context* c, uint32_t vector, uint32_t* eqn) {
+    ContextImpl* ctx = ctx_of(c);
+    if (!ctx || !eqn || vector >= kCompVectors) return fail_errno(EINVAL);
+    if (ctx_gone(*ctx)) return fail_errno(ENXIO);
+    *eqn = kFirstCompEqn + vector;
+    return 0;
+}
+
 }  // namespace mlx5async::emu::detail
 
 namespace mlx5async::emu {
@@ -158,6 +173,7 @@ const devx::DevxApi& api() {
         alloc_uar, free_uar, alloc_var, free_var,
         create_cmd_comp, destroy_cmd_comp, obj_query_async, get_async_cmd_comp,
         create_event_channel, destroy_event_channel, subscribe_devx_event, get_event,
+        query_eqn,
     };
     return table;
 }

@@ -9,6 +9,7 @@
 #include "api_internal.hpp"
 #include "common/prm/field.hpp"
 #include "common/prm/general_obj.hpp"
+#include "common/prm/event_qp.hpp"
 #include "common/prm/mkey.hpp"
 #include "common/prm/transport.hpp"
 #include "common/prm/mkey_layout.hpp"
@@ -33,10 +34,17 @@ uint16_t obj_type_of(std::span<const std::byte> in) { return uint16_t(prm::get_b
 uint32_t obj_id_of(std::span<const std::byte> in) { return uint32_t(prm::get_bits(in, 64, 32)); }
 bool tunnel_set(std::span<const std::byte> in) { return prm::get_bits(in, 32, 16) != 0; }
 
+bool is_qp_transition(uint16_t op) {
+    return op >= uint16_t(Opcode::RST2INIT_QP) && op <= uint16_t(Opcode::RTR2RTS_QP);
+}
+
 bool is_object_opcode(uint16_t op) {
     return (op >= uint16_t(Opcode::CREATE_GENERAL_OBJECT) &&
             op <= uint16_t(Opcode::DESTROY_GENERAL_OBJECT)) ||
-           op == uint16_t(Opcode::CREATE_UMEM) || op == uint16_t(Opcode::DESTROY_UMEM);
+           op == uint16_t(Opcode::CREATE_UMEM) || op == uint16_t(Opcode::DESTROY_UMEM) ||
+           (op >= uint16_t(Opcode::CREATE_CQ) && op <= uint16_t(Opcode::DESTROY_CQ)) ||
+           op == uint16_t(Opcode::CREATE_QP) || op == uint16_t(Opcode::DESTROY_QP) ||
+           is_qp_transition(op);
 }
 
 // devx_is_obj_create_cmd (subset the emulator knows of).
@@ -61,9 +69,24 @@ bool is_create_opcode(uint16_t op) {
     case Opcode::CREATE_GENERAL_OBJECT:
     case Opcode::CREATE_MKEY:
     case Opcode::CREATE_TIS:
+    case Opcode::CREATE_CQ:
+    case Opcode::CREATE_QP:
     case Opcode::ALLOC_TRANSPORT_DOMAIN: return true;
     default: return false;
     }
+}
+
+// devx_is_obj_modify/query_cmd + devx_is_valid_obj_id: the command is one
+// the kernel lets through for this handle, and names its object. A QP is
+// modified with its RC transitions (qpn at 0x48, 24 bits); CQ/QP queries
+// are not emulated.
+bool kernel_accepts(const ObjHandle& h, Opcode expect, std::span<const std::byte> i) {
+    uint16_t op = opcode_of(i);
+    bool qp = h.create_opcode == uint16_t(Opcode::CREATE_QP);
+    if (qp || h.create_opcode == uint16_t(Opcode::CREATE_CQ))
+        return qp && expect == Opcode::MODIFY_GENERAL_OBJECT && is_qp_transition(op) &&
+               prm::get_bits(i, 0x48, 24) == h.obj_id;
+    return op == uint16_t(expect) && obj_type_of(i) == h.obj_type && obj_id_of(i) == h.obj_id;
 }
 
 // Blocking mailbox command on an object handle (modify/query).
@@ -73,13 +96,10 @@ int obj_cmd(mlx5dv_devx_obj* o, Opcode expect, const void* in, size_t inlen, voi
     if (!h || !in || !out || inlen < kHdr || outlen < kHdr) return fail_errno(EINVAL);
     if (ctx_closed(*h->ctx)) return fail_errno(EBADF);
     auto i = bytes(in, inlen);
-    // devx_is_obj_modify/query_cmd, devx_is_valid_obj_id, vhca_tunnel_id.
-    if (opcode_of(i) != uint16_t(expect) || obj_type_of(i) != h->obj_type ||
-        obj_id_of(i) != h->obj_id || tunnel_set(i))
-        return fail_errno(EINVAL);
+    if (!kernel_accepts(*h, expect, i) || tunnel_set(i)) return fail_errno(EINVAL);
     auto ob = bytes(out, outlen);
     std::memset(out, 0, outlen);
-    CmdDesc d{uint16_t(expect), h->obj_type, h->obj_id};
+    CmdDesc d{opcode_of(i), h->obj_type, h->obj_id};
     CmdOutcome r = h->ctx->dev->execute(d, [&](bool aborted, const FaultDecision& dec) {
         return run_mailbox(*h->ctx->dev, h->ctx->id, i, ob, aborted, dec, nullptr);
     });
@@ -161,6 +181,12 @@ int obj_destroy(mlx5dv_devx_obj* o) {
     } else if (h->create_opcode == uint16_t(Opcode::CREATE_TIS)) {
         prm::encode_destroy_tis(h->obj_id, in);
         d = {uint16_t(Opcode::DESTROY_TIS), 0, h->obj_id};
+    } else if (h->create_opcode == uint16_t(Opcode::CREATE_CQ)) {
+        prm::encode_destroy_cq(h->obj_id, in);
+        d = {uint16_t(Opcode::DESTROY_CQ), 0, h->obj_id};
+    } else if (h->create_opcode == uint16_t(Opcode::CREATE_QP)) {
+        prm::encode_destroy_qp(h->obj_id, in);
+        d = {uint16_t(Opcode::DESTROY_QP), 0, h->obj_id};
     } else {
         prm::encode_destroy_general_obj(h->obj_type, h->obj_id, in);
     }

@@ -244,6 +244,8 @@ mlx5dv_devx_uar* alloc_uar(ibv_context* c, uint32_t flags) {
         errno = o.err;
         return nullptr;
     }
+    // The datapath watches the CQ doorbell register of the page (arming).
+    ctx->dev->datapath().add_uar(id, ctx->id, ctx->memfd.get(), off);
     auto* h = new UarHandle{};
     h->pub.base_addr = base;
     h->pub.reg_addr = static_cast<char*>(base) + 0x800;  // mlx5 UAR doorbell register
@@ -260,12 +262,22 @@ mlx5dv_devx_uar* alloc_uar(ibv_context* c, uint32_t flags) {
 void free_uar(mlx5dv_devx_uar* u) {
     auto* h = handle_cast<UarHandle>(u, kPageMagic);
     if (!h) return;
+    // A UAR a CQ or QP names stays (RES_BUSY; rdma-core's free is void and
+    // frees the handle anyway) until the context closes.
     if (!ctx_gone(*h->ctx)) {
+        bool freed = false;
         run_resource(*h->ctx, {uint16_t(Opcode::DEALLOC_UAR), 0, h->id}, [&](DeviceState& st) {
+            auto p = st.uars.find(h->id);
+            if (p && p->refs)
+                return Result<void>(fw_fail(prm::Status::RES_BUSY, syndrome::kObjectInUse, "UAR in use"));
             st.uars.erase(h->id);
+            freed = true;
             return Result<void>();
         });
-        free_page(*h->ctx, h->page);
+        if (freed) {
+            h->ctx->dev->datapath().remove_uar(h->id);
+            free_page(*h->ctx, h->page);
+        }
     }
     munmap(h->pub.base_addr, kPageSize);
     free_handle(h);

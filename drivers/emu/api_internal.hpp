@@ -178,5 +178,6 @@ void destroy_event_channel(mlx5dv_devx_event_channel* ch);
 int subscribe_devx_event(mlx5dv_devx_event_channel* ch, mlx5dv_devx_obj* o, uint16_t events_sz,
                          uint16_t events_num[], uint64_t cookie);
 ssize_t get_event(mlx5dv_devx_event_channel* ch, mlx5dv_devx_async_event_hdr* data, size_t len);
+int query_eqn(ibv_context* c, uint32_t vector, uint32_t* eqn);
 
 }  // namespace mlx5async::emu::detail

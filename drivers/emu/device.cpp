@@ -105,7 +105,7 @@ Result<VirtqInfo> Device::virtq_info(uint32_t obj_id) {
     auto vq = state_.virtqs.find(obj_id);
     if (!vq) return unexpected(vq.error());
     return VirtqInfo{vq->state(), vq->attr.hw_available_index, vq->attr.hw_used_index,
-                     vq->error_type(), vq->kicks, vq->attr};
+                     vq->error_type(), vq->kicks, vq->irq, vq->attr};
 }
 
 Result<void> Device::advance_virtq(uint32_t obj_id, uint16_t avail_delta, uint16_t used_delta) {
@@ -137,6 +137,20 @@ Result<UmemInfo> Device::umem_info(uint32_t umem_id) {
     return UmemInfo{u->addr, u->size, u->refs};
 }
 
+Result<CqInfo> Device::cq_info(uint32_t cqn) {
+    std::lock_guard lk(state_.mu);
+    auto c = state_.cqs.find(cqn);
+    if (!c) return unexpected(c.error());
+    return CqInfo{c->produced, c->armed, c->arm_ci, c->arms, c->events, c->refs};
+}
+
+Result<QpInfo> Device::qp_info(uint32_t qpn) {
+    std::lock_guard lk(state_.mu);
+    auto q = state_.qps.find(qpn);
+    if (!q) return unexpected(q.error());
+    return QpInfo{q->state, q->remote_qpn, q->firmware, q->rq_consumed, q->refs};
+}
+
 Result<void> Device::set_virtq_counters(uint32_t counters_id, const prm::VirtqCounters& v) {
     std::lock_guard lk(state_.mu);
     auto c = state_.counters.find(counters_id);
@@ -152,8 +166,9 @@ size_t Device::virtq_count() {
 
 ObjectCounts Device::object_counts() {
     std::lock_guard lk(state_.mu);
-    return {state_.pds.size(), state_.umems.size(), state_.mkeys.size(),
-            state_.counters.size(), state_.virtqs.size()};
+    return {state_.pds.size(),      state_.umems.size(),  state_.mkeys.size(),
+            state_.counters.size(), state_.virtqs.size(), state_.cqs.size(),
+            state_.qps.size(),      state_.uars.size()};
 }
 
 std::vector<uint32_t> Device::virtqs_of_queue(uint16_t queue_index) {
@@ -171,6 +186,12 @@ void Device::drop_context_objects(uint32_t ctx) {
     std::vector<uint32_t> ids;
     state_.virtqs.for_each([&](uint32_t id, VirtqObj& v) { if (v.ctx == ctx) ids.push_back(id); });
     for (uint32_t id : ids) remove_virtq(state_, id);
+    // QPs pin CQs, both pin umems and UARs.
+    std::vector<uint32_t> qps, cqs;
+    state_.qps.for_each([&](uint32_t id, QpObj& q) { if (q.ctx == ctx) qps.push_back(id); });
+    for (uint32_t id : qps) remove_qp(state_, id);
+    state_.cqs.for_each([&](uint32_t id, CqObj& c) { if (c.ctx == ctx) cqs.push_back(id); });
+    for (uint32_t id : cqs) remove_cq(state_, id);
     // Indirect mkeys first: they pin direct ones, which pin umems.
     for (bool indirect : {true, false}) {
         std::vector<uint32_t> mk;

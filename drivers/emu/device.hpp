@@ -38,7 +38,27 @@ struct VirtqInfo {
     uint16_t hw_used_index = 0;
     uint8_t error_type = 0;
     KickCounters kicks;
+    IrqCounters irq;      // interrupts (datapath/interrupts.hpp)
     prm::VirtqAttr attr;  // the stored context
+};
+
+// A CQ as the device sees it (tests; datapath/interrupts.hpp).
+struct CqInfo {
+    uint32_t produced = 0;  // CQEs written
+    bool armed = false;
+    uint32_t arm_ci = 0;
+    uint64_t arms = 0;
+    uint64_t events = 0;
+    uint32_t refs = 0;
+};
+
+// A QP as the device sees it.
+struct QpInfo {
+    prm::QpState state = prm::QpState::RST;
+    uint32_t remote_qpn = 0;
+    bool firmware = false;
+    uint16_t rq_consumed = 0;  // receive WQEs consumed
+    uint32_t refs = 0;
 };
 
 struct UmemInfo {
@@ -49,7 +69,7 @@ struct UmemInfo {
 
 // Live objects per table (tests check for leaks).
 struct ObjectCounts {
-    size_t pds = 0, umems = 0, mkeys = 0, counters = 0, virtqs = 0;
+    size_t pds = 0, umems = 0, mkeys = 0, counters = 0, virtqs = 0, cqs = 0, qps = 0, uars = 0;
 };
 
 // A command's semantics, given the fault decision and whether it was aborted.
@@ -95,6 +115,8 @@ public:
     // A doorbell: delivered in RDY, recorded while INIT/SUSPEND, replayed on RDY.
     Result<void> kick(uint32_t obj_id);
     Result<UmemInfo> umem_info(uint32_t umem_id);
+    Result<CqInfo> cq_info(uint32_t cqn);
+    Result<QpInfo> qp_info(uint32_t qpn);
     // Sets what QUERY of a VIRTIO_Q_COUNTERS object returns (until the
     // datapath counts).
     Result<void> set_virtq_counters(uint32_t counters_id, const prm::VirtqCounters& v);

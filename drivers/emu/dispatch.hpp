@@ -55,6 +55,11 @@ Result<void> h_alloc_transport_domain(DeviceState&, Mailbox&);
 Result<void> h_dealloc_transport_domain(DeviceState&, Mailbox&);
 Result<void> h_create_tis(DeviceState&, Mailbox&);
 Result<void> h_destroy_tis(DeviceState&, Mailbox&);
+Result<void> h_create_cq(DeviceState&, Mailbox&);
+Result<void> h_destroy_cq(DeviceState&, Mailbox&);
+Result<void> h_create_qp(DeviceState&, Mailbox&);
+Result<void> h_destroy_qp(DeviceState&, Mailbox&);
+Result<void> h_modify_qp(DeviceState&, Mailbox&);  // RST2INIT / INIT2RTR / RTR2RTS
 
 // Shared checks.
 Result<void> check_general_obj_hdr(std::span<const std::byte> in);
@@ -62,5 +67,8 @@ Result<void> check_general_obj_hdr(std::span<const std::byte> in);
 void remove_virtq(DeviceState& st, uint32_t id);
 // Destroys an mkey, unpinning what it holds (also used by context close).
 void remove_mkey(DeviceState& st, uint32_t id);
+// Destroy a CQ / QP, unpinning what it holds (also used by context close).
+void remove_cq(DeviceState& st, uint32_t cqn);
+void remove_qp(DeviceState& st, uint32_t qpn);
 
 }  // namespace mlx5async::emu

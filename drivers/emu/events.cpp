@@ -67,6 +67,13 @@ std::vector<std::byte> object_change_eqe(uint16_t obj_type, uint32_t obj_id) {
     return e;
 }
 
+std::vector<std::byte> completion_eqe(uint32_t cqn) {
+    std::vector<std::byte> e(kEqeBytes);
+    e[1] = std::byte(0x00);  // MLX5_EVENT_TYPE_COMP
+    for (int i = 0; i < 4; ++i) e[56 + i] = std::byte((cqn & 0xffffff) >> (24 - 8 * i));
+    return e;
+}
+
 void EventHub::subscribe(Subscription s) {
     std::lock_guard lk(mu_);
     subs_.push_back(std::move(s));

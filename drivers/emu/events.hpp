@@ -44,6 +44,11 @@ private:
 // struct mlx5_eqe, type at byte 1, data.obj_change {obj_type be16 @34, obj_id be32 @36}).
 inline constexpr size_t kEqeBytes = 64;
 std::vector<std::byte> object_change_eqe(uint16_t obj_type, uint32_t obj_id);
+// A completion event's EQE (type 0 at byte 1, data.comp.cqn be32 at byte 56).
+std::vector<std::byte> completion_eqe(uint32_t cqn);
+// CQs are not general objects: their subscriptions (completion events) are
+// keyed (kCqEventObjType, cqn); ids are unique across kinds.
+inline constexpr uint16_t kCqEventObjType = 0;
 
 class EventHub {
 public:

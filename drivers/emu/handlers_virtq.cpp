@@ -63,7 +63,40 @@ Result<void> check_umems(DeviceState& st, const VirtqAttr& a) {
     return {};
 }
 
-Result<void> validate_create(DeviceState& st, const VirtqAttr& a) {
+// event_mode QP: event_qpn_or_msix names a firmware QP (ZERO_LEN RQ) of the
+// virtq's context and PD, which sends the interrupts (datapath/interrupts).
+// NO_MSIX names nothing; MSIX is accepted where the caps offer it (cx7) but
+// the emulator has no MSI-X target (doc/emulator.md "Interrupts").
+Result<void> check_event_qp(const DeviceState& st, uint32_t ctx, const VirtqAttr& a) {
+    if (a.event_mode != prm::EventMode::QP) return {};
+    auto qp = st.qps.find(a.event_qpn_or_msix);
+    if (!qp || qp->ctx != ctx)
+        return fw_fail(Status::BAD_PARAM_ERR, syndrome::kVirtqEventQpUnknown,
+                       "event_qpn_or_msix names no QP of this context");
+    if (!qp->firmware)
+        return fw_fail(Status::BAD_PARAM_ERR, syndrome::kVirtqEventQpNotFirmware,
+                       "event QP is not a firmware (ZERO_LEN RQ) QP");
+    if (qp->attr.pd != a.pd)
+        return fw_fail(Status::BAD_PARAM_ERR, syndrome::kVirtqEventQpOtherPd, "event QP of another PD");
+    return {};
+}
+
+// A non-empty dirty bitmap is reachable through an mkey of the context.
+// (mkey 0 with size 0: no bitmap; logging with it then fails, ERR 0x08.)
+Result<void> check_dirty_bitmap(const DeviceState& st, uint32_t ctx, const VirtqAttr& a) {
+    if (!a.dirty_bitmap_mkey && !a.dirty_bitmap_size) return {};
+    const MkeyObj* mk = find_mkey(st, a.dirty_bitmap_mkey);
+    if (!mk || mk->ctx != ctx)
+        return fw_fail(Status::BAD_PARAM_ERR, syndrome::kVirtqDirtyMkeyUnknown,
+                       "dirty_bitmap_mkey is not an mkey of this context");
+    if (a.dirty_bitmap_size &&
+        !translate(st, a.dirty_bitmap_mkey, a.dirty_bitmap_addr, a.dirty_bitmap_size))
+        return fw_fail(Status::BAD_PARAM_ERR, syndrome::kVirtqDirtyBitmapRange,
+                       "dirty bitmap outside dirty_bitmap_mkey");
+    return {};
+}
+
+Result<void> validate_create(DeviceState& st, uint32_t ctx, const VirtqAttr& a) {
     if (a.state != prm::VirtqState::INIT)
         return fw_fail(Status::BAD_PARAM_ERR, syndrome::kCreateStateNotInit, "create state");
     if (a.queue_index >= caps(st).max_num_virtio_queues)
@@ -86,7 +119,15 @@ Result<void> validate_create(DeviceState& st, const VirtqAttr& a) {
     if (a.tisn_or_qpn && (a.queue_index & 1) && !st.tises.find(a.tisn_or_qpn))
         return fw_fail(Status::BAD_PARAM_ERR, syndrome::kVirtqTisUnknown,
                        "tisn_or_qpn names no TIS");
+    MLX5A_CHECK(check_event_qp(st, ctx, a));
+    MLX5A_CHECK(check_dirty_bitmap(st, ctx, a));
     return {};
+}
+
+// The virtq pins the firmware QP it sends its interrupts through.
+void pin_event_qp(DeviceState& st, const VirtqAttr& a, int delta) {
+    if (a.event_mode != prm::EventMode::QP) return;
+    if (auto q = st.qps.find(a.event_qpn_or_msix)) q->refs += delta;
 }
 
 void pin(DeviceState& st, const VirtqAttr& a, int delta) {
@@ -96,6 +137,7 @@ void pin(DeviceState& st, const VirtqAttr& a, int delta) {
     if (a.virtio_q_mkey) find_mkey(st, a.virtio_q_mkey)->refs += delta;
     if (a.tisn_or_qpn && (a.queue_index & 1))
         if (auto t = st.tises.find(a.tisn_or_qpn)) t->refs += delta;
+    pin_event_qp(st, a, delta);
 }
 
 Result<void> validate_modify(const DeviceState& st, const VirtqObj& vq, const VirtqAttr& a) {
@@ -162,11 +204,14 @@ void apply_fields(VirtqAttr& d, const VirtqAttr& a, uint64_t sel) {
 }
 
 // The object as the MODIFY would leave it: a non-zero virtio_q_mkey must
-// exist, and on the way to RDY the rings must translate through it.
-Result<void> check_modify_mkey(const DeviceState& st, const VirtqObj& vq, const VirtqAttr& a) {
+// exist, and on the way to RDY the rings must translate through it; a new
+// event QP or dirty bitmap must be valid.
+Result<void> check_modify_refs(const DeviceState& st, const VirtqObj& vq, const VirtqAttr& a) {
     uint64_t sel = a.modify_field_select;
     VirtqAttr after = vq.attr;
     apply_fields(after, a, sel);
+    if (sel & mb::EVENT_MODE) MLX5A_CHECK(check_event_qp(st, vq.ctx, after));
+    if (sel & mb::DIRTY_BITMAP_PARAMS) MLX5A_CHECK(check_dirty_bitmap(st, vq.ctx, after));
     if (!after.virtio_q_mkey) return {};
     bool to_rdy = (sel & mb::STATE) && a.state == prm::VirtqState::RDY;
     if (to_rdy) return check_virtq_rings(st, after);
@@ -191,7 +236,7 @@ void write_ok(Mailbox& m, uint32_t obj_id) {
 Result<void> h_create_virtq(DeviceState& st, Mailbox& m) {
     auto a = decode_virtq_in(m);
     if (!a) return unexpected(a.error());
-    MLX5A_CHECK(validate_create(st, *a));
+    MLX5A_CHECK(validate_create(st, m.ctx, *a));
     VirtqObj vq;
     vq.ctx = m.ctx;
     vq.attr = *a;
@@ -212,13 +257,15 @@ Result<void> h_modify_virtq(DeviceState& st, Mailbox& m) {
     auto vq = st.virtqs.find(id);
     if (!vq) return unexpected(vq.error());
     MLX5A_CHECK(validate_modify(st, *vq, *a));
-    MLX5A_CHECK(check_modify_mkey(st, *vq, *a));
+    MLX5A_CHECK(check_modify_refs(st, *vq, *a));
     uint64_t sel = a->modify_field_select;
     const bool kicks_pending = vq->kicks.pending != 0;
     if (sel & mb::STATE)
         MLX5A_CHECK(transition(*vq, {a->state}, caps(st).freeze_to_rdy_supported));
     uint32_t old_mkey = vq->attr.virtio_q_mkey;
+    if (sel & mb::EVENT_MODE) pin_event_qp(st, vq->attr, -1);
     apply_fields(vq->attr, *a, sel);
+    if (sel & mb::EVENT_MODE) pin_event_qp(st, vq->attr, +1);
     repin_mkey(st, old_mkey, vq->attr.virtio_q_mkey);
     // Datapath: runs under st.mu too, so a SUSPEND returning here is exact.
     // Entering RDY replays the kicks recorded meanwhile (vdpa_sim's

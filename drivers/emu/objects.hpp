@@ -3,10 +3,12 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
 #include "common/prm/counters.hpp"
+#include "common/prm/event_qp.hpp"
 #include "common/prm/mkey.hpp"
 #include "common/prm/virtq.hpp"
 
@@ -20,6 +22,7 @@ struct PdObj {
 struct PageObj {  // UAR and VAR: one page of the context's doorbell memfd
     uint32_t ctx = 0;
     uint32_t page = 0;
+    uint32_t refs = 0;  // UAR: CQs and QPs naming it in uar_page
 };
 
 struct UmemObj {
@@ -65,6 +68,55 @@ struct MkeyObj {
     uint32_t refs = 0;               // virtqs and indirect mkeys using it
 };
 
+// The completion EQs of every device: vector v (mlx5dv_devx_query_eqn) is
+// EQ kFirstCompEqn + v, the only c_eqn values CREATE_CQ accepts.
+inline constexpr uint32_t kCompVectors = 4;
+inline constexpr uint32_t kFirstCompEqn = 8;
+
+// A completion queue (CREATE_CQ) over a umem, with its doorbell record in a
+// umem: the device writes CQEs, the driver writes [0] consumer index and
+// [1] arm word. Host pointers stay valid while the CQ pins its umems.
+struct CqObj {
+    uint32_t ctx = 0;
+    prm::CqAttr attr;
+    std::byte* buf = nullptr;  // 64 << log_cq_size bytes of CQEs
+    std::byte* dbr = nullptr;  // kCqDbrBytes
+    uint32_t refs = 0;         // QPs naming it (cqn_rcv / cqn_snd)
+    // Device side (under DeviceState::mu).
+    uint32_t produced = 0;       // CQEs written (24-bit counter, as ci)
+    bool armed = false;
+    bool ever_armed = false;
+    uint32_t arm_ci = 0;         // consumer index of the last arm
+    uint32_t last_arm_word = 0;  // arm word consumed by the last arm
+    uint64_t arms = 0;           // arm doorbells taken
+    uint64_t events = 0;         // completion events raised
+};
+
+// A queue pair (CREATE_QP): either a firmware QP (rq_type ZERO_LEN, no SQ,
+// no CQ/UAR/umem: "managed by FW"), which a virtq names in
+// event_qpn_or_msix, or the driver's RC QP whose receive queue it sends to.
+struct QpObj {
+    uint32_t ctx = 0;
+    prm::QpAttr attr;
+    prm::QpState state = prm::QpState::RST;
+    uint32_t remote_qpn = 0;     // INIT2RTR
+    bool firmware = false;       // rq_type ZERO_LEN
+    std::byte* dbr = nullptr;    // driver QP: [0] receive counter (be32, low 16 bits)
+    uint16_t rq_consumed = 0;    // driver QP: receive WQEs consumed by the device
+    uint32_t refs = 0;           // firmware QP: virtqs naming it
+};
+
+// Interrupts of one virtq (datapath/interrupts.hpp).
+struct IrqCounters {
+    uint64_t needed = 0;      // passes that moved the used index with interrupts on
+    uint64_t suppressed = 0;  // ... with VRING_AVAIL_F_NO_INTERRUPT set
+    uint64_t raised = 0;      // QP mode: CQEs written (one per interrupt delivered)
+    uint64_t rnr = 0;         // QP mode: left pending for lack of a receive WQE
+    uint64_t dropped = 0;     // MSIX mode: no MSI-X target in the emulator
+    bool pending = false;     // owed, not yet delivered (coalesces)
+    bool waiting_wqe = false; // pending and counted in rnr
+};
+
 // Doorbells of one virtq. While SUSPEND (or INIT) kicks are recorded and
 // replayed on the transition to RDY (vdpa_sim's pending_kick).
 struct KickCounters {
@@ -79,6 +131,7 @@ public:
     uint32_t ctx = 0;
     prm::VirtqAttr attr;  // stored context; attr.state mirrors state() on query
     KickCounters kicks;
+    IrqCounters irq;
 
     prm::VirtqState state() const { return state_; }
     uint8_t error_type() const { return error_type_; }

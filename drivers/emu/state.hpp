@@ -27,6 +27,8 @@ struct DeviceState {
     ObjectTable<MkeyObj, Kind::Mkey> mkeys;
     ObjectTable<TdObj, Kind::Td> tds;
     ObjectTable<TisObj, Kind::Tis> tises;
+    ObjectTable<CqObj, Kind::Cq> cqs;
+    ObjectTable<QpObj, Kind::Qp> qps;
     EventHub events;
     dp::Datapath* datapath = nullptr;  // woken when a virtq enters RDY
 };

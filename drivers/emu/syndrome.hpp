@@ -63,4 +63,48 @@ inline constexpr uint32_t kTisUnknownTd = 0x0e300090;      // BAD_PARAM_ERR
 inline constexpr uint32_t kTisUnknownPd = 0x0e300091;      // BAD_PARAM_ERR
 inline constexpr uint32_t kVirtqTisUnknown = 0x0e300092;   // BAD_PARAM_ERR
 
+// Dirty bitmap of a virtq (MODIFY with DIRTY_BITMAP_PARAMS).
+inline constexpr uint32_t kVirtqDirtyMkeyUnknown = 0x0e300093;  // BAD_PARAM_ERR: not an mkey of the context
+inline constexpr uint32_t kVirtqDirtyBitmapRange = 0x0e300094;  // BAD_PARAM_ERR: [addr, +size) not in the mkey
+
+// Event QP mode of a virtq (event_mode QP: event_qpn_or_msix).
+inline constexpr uint32_t kVirtqEventQpUnknown = 0x0e300095;    // BAD_PARAM_ERR: no QP of this context
+inline constexpr uint32_t kVirtqEventQpNotFirmware = 0x0e300096; // BAD_PARAM_ERR: not a ZERO_LEN-RQ QP
+inline constexpr uint32_t kVirtqEventQpOtherPd = 0x0e300097;    // BAD_PARAM_ERR: QP of another PD
+
+// CREATE_CQ (handlers_event_qp.cpp).
+inline constexpr uint32_t kCqCqeSize = 0x0e3000a0;      // BAD_PARAM_ERR: cqe_sz not 64 bytes (0)
+inline constexpr uint32_t kCqLogSize = 0x0e3000a1;      // BAD_PARAM_ERR: log_cq_size > 22
+inline constexpr uint32_t kCqNoUmem = 0x0e3000a2;       // BAD_PARAM_ERR: cq/dbr umem_valid not set (no PAS here)
+inline constexpr uint32_t kCqUmemUnknown = 0x0e3000a3;  // BAD_RES_ERR: cq_umem_id unknown or another context's
+inline constexpr uint32_t kCqUmemRange = 0x0e3000a4;    // BAD_PARAM_ERR: 64 << log_cq_size bytes past the umem
+inline constexpr uint32_t kCqDbrUmemUnknown = 0x0e3000a5;  // BAD_RES_ERR
+inline constexpr uint32_t kCqDbrRange = 0x0e3000a6;     // BAD_PARAM_ERR: dbr_addr + 8 past the umem
+inline constexpr uint32_t kCqDbrAlign = 0x0e3000a7;     // BAD_PARAM_ERR: record not 8-byte aligned
+inline constexpr uint32_t kCqBadUar = 0x0e3000a8;       // BAD_PARAM_ERR: uar_page not a UAR of the context
+inline constexpr uint32_t kCqBadEqn = 0x0e3000a9;       // BAD_PARAM_ERR: c_eqn not a completion EQ
+inline constexpr uint32_t kCqBufAlign = 0x0e3000aa;     // BAD_PARAM_ERR: CQE buffer not 64-byte aligned
+
+// CREATE_QP.
+inline constexpr uint32_t kQpServiceType = 0x0e3000b0;  // BAD_PARAM_ERR: st not RC
+inline constexpr uint32_t kQpRqType = 0x0e3000b1;       // BAD_PARAM_ERR: rq_type not REGULAR/ZERO_LEN
+inline constexpr uint32_t kQpFirmwareShape = 0x0e3000b2;  // BAD_PARAM_ERR: ZERO_LEN QP with SQ/CQ/UAR/umem
+inline constexpr uint32_t kQpSqUnsupported = 0x0e3000b3;  // BAD_PARAM_ERR: a send queue (no_sq 0)
+inline constexpr uint32_t kQpBadUar = 0x0e3000b4;       // BAD_PARAM_ERR: uar_page not a UAR of the context
+inline constexpr uint32_t kQpBadCq = 0x0e3000b5;        // BAD_PARAM_ERR: cqn_rcv/cqn_snd not a CQ of the context
+inline constexpr uint32_t kQpNoUmem = 0x0e3000b6;       // BAD_PARAM_ERR: wq/dbr umem_valid not set
+inline constexpr uint32_t kQpUmemUnknown = 0x0e3000b7;  // BAD_RES_ERR: wq_umem_id unknown or another context's
+inline constexpr uint32_t kQpUmemRange = 0x0e3000b8;    // BAD_PARAM_ERR: RQ (stride << log_rq_size) past the umem
+inline constexpr uint32_t kQpDbrUmemUnknown = 0x0e3000b9;  // BAD_RES_ERR
+inline constexpr uint32_t kQpDbrRange = 0x0e3000ba;     // BAD_PARAM_ERR: dbr_addr + 8 past the umem
+inline constexpr uint32_t kQpDbrAlign = 0x0e3000bb;     // BAD_PARAM_ERR: record not 8-byte aligned
+inline constexpr uint32_t kQpBadPd = 0x0e3000bc;        // BAD_RES_ERR: pd unknown or another context's
+
+// QP transitions (RST2INIT / INIT2RTR / RTR2RTS).
+inline constexpr uint32_t kQpBadState = 0x0e3000c0;         // BAD_RES_STATE_ERR: QP not in the transition's source state
+inline constexpr uint32_t kQpRemoteUnknown = 0x0e3000c1;    // BAD_PARAM_ERR: remote_qpn names no QP
+inline constexpr uint32_t kQpRemoteOtherContext = 0x0e3000c2;  // BAD_PARAM_ERR
+inline constexpr uint32_t kQpRemoteOtherPd = 0x0e3000c3;    // BAD_PARAM_ERR
+inline constexpr uint32_t kQpRemoteSelf = 0x0e3000c4;       // BAD_PARAM_ERR: remote_qpn is the QP itself
+
 }  // namespace mlx5async::emu::syndrome

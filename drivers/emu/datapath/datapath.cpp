@@ -9,6 +9,7 @@
 #include "../state.hpp"
 #include "../virtq_fsm.hpp"
 #include "common/base/named_thread.hpp"
+#include "common/prm/event_qp.hpp"
 #include "common/prm/general_obj.hpp"
 #include "common/prm/opcodes.hpp"
 #include "dirty_log.hpp"
@@ -42,6 +43,7 @@ Datapath::~Datapath() {
     stop();
     std::lock_guard lk(db_mu_);
     for (Doorbell& d : doorbells_) munmap(d.map, 4096);
+    for (UarPage& u : uars_) munmap(u.map, 4096);
 }
 
 void Datapath::stop() {
@@ -77,11 +79,34 @@ void Datapath::remove_doorbell(uint32_t var_id) {
     });
 }
 
+void Datapath::add_uar(uint32_t uar_id, uint32_t ctx, int fd, off_t off) {
+    void* m = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off);
+    if (m == MAP_FAILED) return;  // its CQs are then armed only by other pages' doorbells
+    auto* reg = reinterpret_cast<uint64_t*>(static_cast<std::byte*>(m) + prm::kUarCqDoorbellOffset);
+    std::atomic_ref<uint64_t>(*reg).store(kIdleCqDoorbell);
+    std::lock_guard lk(db_mu_);
+    uars_.push_back({uar_id, ctx, reg, m});
+}
+
+void Datapath::remove_uar(uint32_t uar_id) {
+    std::lock_guard lk(db_mu_);
+    std::erase_if(uars_, [&](const UarPage& u) {
+        if (u.uar_id != uar_id) return false;
+        munmap(u.map, 4096);
+        return true;
+    });
+}
+
 void Datapath::drop_context(uint32_t ctx) {
     std::lock_guard lk(db_mu_);
     std::erase_if(doorbells_, [&](const Doorbell& d) {
         if (d.ctx != ctx) return false;
         munmap(d.map, 4096);
+        return true;
+    });
+    std::erase_if(uars_, [&](const UarPage& u) {
+        if (u.ctx != ctx) return false;
+        munmap(u.map, 4096);
         return true;
     });
 }
@@ -131,6 +156,16 @@ std::vector<std::pair<uint32_t, uint16_t>> Datapath::read_doorbells() {
     return rung;
 }
 
+std::vector<std::pair<uint32_t, uint64_t>> Datapath::read_uar_doorbells() {
+    std::vector<std::pair<uint32_t, uint64_t>> written;
+    std::lock_guard lk(db_mu_);
+    for (UarPage& u : uars_) {
+        uint64_t v = std::atomic_ref<uint64_t>(*u.cq_doorbell).exchange(kIdleCqDoorbell);
+        if (v != kIdleCqDoorbell) written.emplace_back(u.uar_id, v);
+    }
+    return written;
+}
+
 void Datapath::count_kicks(const std::vector<std::pair<uint32_t, uint16_t>>& rung) {
     std::lock_guard lk(st_.mu);
     for (auto [ctx, q] : rung)
@@ -164,6 +199,7 @@ std::vector<Datapath::Pair> Datapath::ready_pairs() {
 
 bool Datapath::pass() {
     auto rung = read_doorbells();
+    auto cq_doorbells = read_uar_doorbells();
     if (!rung.empty()) count_kicks(rung);
     if (!rung.empty() || kicked_.exchange(false)) hot_ = kHotPasses;
     {
@@ -171,12 +207,39 @@ bool Datapath::pass() {
         ++stats_.passes;
         stats_.doorbells += rung.size();
     }
-    if (hot_ == 0) return false;
+    bool irq = service_interrupts(cq_doorbells);
+    if (hot_ == 0) return irq;
     --hot_;
     uint32_t moved = 0;
     for (const Pair& p : ready_pairs()) moved += process_pair(p);
     if (moved) hot_ = kHotPasses;
-    return moved != 0;
+    return moved != 0 || irq;
+}
+
+// CQ arms, then the interrupts still owed (a receive WQE posted since, a
+// queue resumed): every pass, as a WQE is posted by a memory write only.
+bool Datapath::service_interrupts(const std::vector<std::pair<uint32_t, uint64_t>>& cq_doorbells) {
+    IrqStats s;
+    {
+        std::lock_guard lk(st_.mu);
+        if (cq_doorbells.empty() && irq_owed_.empty()) return false;
+        for (auto [uar, reg] : cq_doorbells) uar_doorbell(st_, uar, reg, s);
+        std::erase_if(irq_owed_, [&](uint32_t id) {
+            auto vq = st_.virtqs.find(id);
+            return !vq || deliver(st_, *vq, s);
+        });
+    }
+    std::lock_guard sl(stats_mu_);
+    stats_.irq += s;
+    return s.arms || s.raised || s.events;
+}
+
+// The pass moved vq's used index (under st_.mu): owe and try to send.
+void Datapath::interrupt_after_pass(uint32_t id, VirtqObj& vq, uint16_t used_before, IrqStats& s) {
+    if (vq.state() != prm::VirtqState::RDY || vq.attr.hw_used_index == used_before) return;
+    bool owed = vq.irq.pending;
+    used_moved(vq, tr_, s);
+    if (vq.irq.pending && !deliver(st_, vq, s) && !owed) irq_owed_.push_back(id);
 }
 
 uint32_t Datapath::process_pair(const Pair& p) {
@@ -200,6 +263,7 @@ uint32_t Datapath::process_pair(const Pair& p) {
     QueueIo txio{tx->attr, counters_of(*tx, scratch_tx), &txobs};
     std::optional<QueueIo> rxio;
     if (rx) rxio.emplace(QueueIo{rx->attr, counters_of(*rx, scratch_rx), &rxobs});
+    const uint16_t tx_used = tx->attr.hw_used_index, rx_used = rx ? rx->attr.hw_used_index : 0;
     LoopbackResult r = loopback(tr_, txio, rxio ? &*rxio : nullptr, kBudget);
     // A bitmap the device cannot write would lose dirty pages: an error too.
     if (!txio.error && txlog.failed()) txio.error = error_type::kDirtyLog, ++txio.ctr.error_cqes;
@@ -213,8 +277,12 @@ uint32_t Datapath::process_pair(const Pair& p) {
     };
     if (txio.error) fail(p.tx, *tx, txio.error);
     if (rxio && rxio->error) fail(p.rx, *rx, rxio->error);
+    IrqStats irq;
+    interrupt_after_pass(p.tx, *tx, tx_used, irq);
+    if (rx) interrupt_after_pass(p.rx, *rx, rx_used, irq);
     std::lock_guard sl(stats_mu_);
     stats_.packets += r.packets;
+    stats_.irq += irq;
     return r.packets;
 }
 

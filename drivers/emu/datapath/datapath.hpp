@@ -28,11 +28,13 @@
 #include <thread>
 #include <vector>
 
+#include "interrupts.hpp"
 #include "split_ring.hpp"
 
 namespace mlx5async::emu {
 
 struct DeviceState;
+class VirtqObj;
 
 namespace dp {
 
@@ -42,6 +44,7 @@ struct DatapathStats {
     uint64_t doorbells = 0;  // doorbell writes seen on VAR pages
     uint64_t sleeps = 0;
     uint64_t errors = 0;     // virtqs moved to ERR
+    IrqStats irq;            // interrupts (QP event mode), CQ arms and events
 };
 
 class Datapath {
@@ -60,6 +63,9 @@ public:
     // VAR pages (api_device.cpp): mapped here so the thread can read them.
     void add_doorbell(uint32_t var_id, uint32_t ctx, int fd, off_t off);
     void remove_doorbell(uint32_t var_id);
+    // UAR pages (api_device.cpp): the thread reads their CQ doorbell register.
+    void add_uar(uint32_t uar_id, uint32_t ctx, int fd, off_t off);
+    void remove_uar(uint32_t uar_id);
     void drop_context(uint32_t ctx);
 
     // A kick (Device::kick) or a virtq entering RDY with kicks recorded
@@ -69,11 +75,18 @@ public:
     DatapathStats stats() const;
 
     static constexpr uint32_t kIdleDoorbell = 0xffffffffu;
+    // No CQ doorbell has cqn bits 24..31 set: all-ones is never a real write.
+    static constexpr uint64_t kIdleCqDoorbell = ~0ull;
 
 private:
     struct Doorbell {
         uint32_t var_id, ctx;
         uint32_t* word;
+        void* map;
+    };
+    struct UarPage {
+        uint32_t uar_id, ctx;
+        uint64_t* cq_doorbell;  // offset 0x20
         void* map;
     };
     struct Pair {
@@ -82,7 +95,10 @@ private:
     void run(std::stop_token stop);
     bool pass();
     std::vector<std::pair<uint32_t, uint16_t>> read_doorbells();
+    std::vector<std::pair<uint32_t, uint64_t>> read_uar_doorbells();
     void count_kicks(const std::vector<std::pair<uint32_t, uint16_t>>& rung);
+    bool service_interrupts(const std::vector<std::pair<uint32_t, uint64_t>>& cq_doorbells);
+    void interrupt_after_pass(uint32_t id, VirtqObj& vq, uint16_t used_before, IrqStats& s);
     std::vector<Pair> ready_pairs();
     uint32_t process_pair(const Pair& p);
 
@@ -93,6 +109,8 @@ private:
     WriteObserver observer_;   // under st_.mu
     mutable std::mutex db_mu_;  // doorbells_
     std::vector<Doorbell> doorbells_;
+    std::vector<UarPage> uars_;       // under db_mu_
+    std::vector<uint32_t> irq_owed_;  // virtqs owing an interrupt (under st_.mu)
     std::mutex wake_mu_;
     std::condition_variable_any wake_cv_;
     bool woken_ = false;  // under wake_mu_

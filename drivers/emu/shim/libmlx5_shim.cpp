@@ -120,3 +120,6 @@ EMU_EXPORT ssize_t mlx5dv_devx_get_event(mlx5dv_devx_event_channel* ch,
                                          mlx5dv_devx_async_event_hdr* data, size_t len) {
     return guard([&] { return A().get_event(ch, data, len); }, (ssize_t)-1);
 }
+EMU_EXPORT int mlx5dv_devx_query_eqn(ibv_context* c, uint32_t vector, uint32_t* eqn) {
+    return guard([&] { return A().query_eqn(c, vector, eqn); }, EIO);
+}
