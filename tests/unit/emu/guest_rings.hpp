@@ -1,0 +1,182 @@
+// Guest memory and split rings for the emulator's datapath tests: a local
+// buffer reached only through mkeys (FakeGuest), the driver side of a ring
+// (DriverRing: TX chains [12-byte header][payload], RX chains one 2 KiB
+// writable descriptor), packet payloads with sequence numbers.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <set>
+#include <span>
+#include <thread>
+#include <vector>
+
+#include "emu/datapath/split_ring.hpp"
+
+namespace mlx5async::emu::test {
+
+using dp::HostSpan;
+using dp::kDescNext;
+using dp::kDescWrite;
+using dp::Translator;
+using dp::WriteObserver;
+
+inline constexpr uint32_t kMkey = 0x1234, kLogMkey = 0x5678;
+inline constexpr uint64_t kBase = 0x100000, kLogBase = 0x7f0000000000;
+inline constexpr size_t kMemBytes = 4 << 20;
+inline constexpr uint64_t kQueueStride = 0x100000;  // per queue: rings, then buffers
+inline constexpr uint16_t kSize = 256, kSlots = 128;
+inline constexpr size_t kHdr = 12;
+
+// Guest memory and the dirty bitmap, reachable only through their mkeys.
+struct FakeGuest {
+    // Page-aligned, as memory a umem registers.
+    static std::span<std::byte> alloc_pages(size_t n) {
+        auto* p = static_cast<std::byte*>(std::aligned_alloc(4096, (n + 4095) & ~size_t(4095)));
+        std::memset(p, 0, n);
+        return {p, n};
+    }
+    std::span<std::byte> mem = alloc_pages(kMemBytes);
+    std::span<std::byte> log = alloc_pages((kBase + kMemBytes) / 4096 / 8);
+    FakeGuest() = default;
+    FakeGuest(const FakeGuest&) = delete;
+    ~FakeGuest() {
+        std::free(mem.data());
+        std::free(log.data());
+    }
+    std::atomic<uint64_t> writes{0};
+    std::mutex mu;  // pages written (observer)
+    std::condition_variable cv;
+    std::set<uint64_t> pages;
+
+    Result<std::vector<HostSpan>> tr(uint32_t mkey, uint64_t addr, size_t len) {
+        std::byte* host;
+        if (mkey == kMkey && addr >= kBase && addr + len <= kBase + mem.size() && addr + len >= addr)
+            host = mem.data() + (addr - kBase);
+        else if (mkey == kLogMkey && addr >= kLogBase && addr + len <= kLogBase + log.size())
+            host = log.data() + (addr - kLogBase);
+        else
+            return fail(Errc::InvalidArgument, "outside registered memory");
+        std::vector<HostSpan> v;  // split at 4 KiB boundaries, as umem pages
+        while (len) {
+            size_t n = std::min(len, 4096 - (reinterpret_cast<uintptr_t>(host) % 4096));
+            v.push_back({host, n});
+            host += n;
+            len -= n;
+        }
+        return v;
+    }
+    Translator translator() {
+        return [this](uint32_t k, uint64_t a, size_t l) { return tr(k, a, l); };
+    }
+    WriteObserver observer() {
+        return [this](uint64_t a, size_t n) {
+            std::lock_guard lk(mu);
+            writes++;
+            for (uint64_t p = a >> 12; p <= (a + n - 1) >> 12; ++p) pages.insert(p);
+            cv.notify_all();
+        };
+    }
+    std::byte* at(uint64_t gpa) { return mem.data() + (gpa - kBase); }
+    template <typename T>
+    T load(uint64_t gpa) {
+        T v;
+        std::memcpy(&v, at(gpa), sizeof v);
+        return v;
+    }
+    template <typename T>
+    void store(uint64_t gpa, T v) { std::memcpy(at(gpa), &v, sizeof v); }
+    uint16_t load_idx(uint64_t gpa) {
+        return std::atomic_ref<uint16_t>(*reinterpret_cast<uint16_t*>(at(gpa))).load(std::memory_order_acquire);
+    }
+    void store_idx(uint64_t gpa, uint16_t v) {
+        std::atomic_ref<uint16_t>(*reinterpret_cast<uint16_t*>(at(gpa))).store(v, std::memory_order_release);
+    }
+    // Waits (bounded) until pred holds; re-checked after every device write.
+    template <typename P>
+    bool wait(P pred, std::chrono::seconds t = std::chrono::seconds(20)) {
+        std::unique_lock lk(mu);
+        return cv.wait_for(lk, t, pred);
+    }
+};
+
+// The driver side of one split ring: TX chains are [12-byte header][payload]
+// in two descriptors (2s, 2s+1); RX chains one 2 KiB writable descriptor.
+struct DriverRing {
+    FakeGuest& g;
+    uint16_t queue;
+    uint16_t avail = 0;  // driver's avail idx
+    uint16_t seen = 0;   // used entries consumed
+    uint64_t base() const { return kBase + queue * kQueueStride; }
+    uint64_t desc() const { return base(); }
+    uint64_t avail_addr() const { return base() + 0x1000; }
+    uint64_t used() const { return base() + 0x2000; }
+    uint64_t buf(uint16_t slot) const { return base() + 0x4000 + slot * 2048ull; }
+
+    void put_desc(uint16_t i, uint64_t addr, uint32_t len, uint16_t flags, uint16_t next) {
+        uint64_t d = desc() + 16ull * i;
+        g.store(d, addr);
+        g.store(d + 8, len);
+        g.store(d + 12, flags);
+        g.store(d + 14, next);
+    }
+    void publish(uint16_t head) {
+        g.store<uint16_t>(avail_addr() + 4 + 2 * (avail % kSize), head);
+        g.store_idx(avail_addr() + 2, ++avail);
+    }
+    bool full() const { return uint16_t(avail - seen) >= kSlots; }
+    void post_tx(std::span<const std::byte> payload) {
+        uint16_t s = avail % kSlots;
+        std::memset(g.at(buf(s)), 0, kHdr);
+        std::memcpy(g.at(buf(s) + 64), payload.data(), payload.size());
+        put_desc(2 * s, buf(s), kHdr, kDescNext, 2 * s + 1);
+        put_desc(2 * s + 1, buf(s) + 64, uint32_t(payload.size()), 0, 0);
+        publish(2 * s);
+    }
+    void post_rx() {
+        uint16_t s = avail % kSlots;
+        put_desc(2 * s, buf(s), 2048, kDescWrite, 0);
+        publish(2 * s);
+    }
+    uint16_t used_idx() { return g.load_idx(used() + 2); }
+    // Used element i: (id, len).
+    std::pair<uint32_t, uint32_t> elem(uint16_t i) {
+        uint64_t e = used() + 4 + 8ull * (i % kSize);
+        return {g.load<uint32_t>(e), g.load<uint32_t>(e + 4)};
+    }
+    prm::VirtqAttr attr() const {
+        prm::VirtqAttr a;
+        a.queue_index = queue;
+        a.queue_size = kSize;
+        a.virtio_version_1_0 = true;
+        a.virtio_q_mkey = kMkey;
+        a.desc_addr = desc();
+        a.available_addr = avail_addr();
+        a.used_addr = used();
+        return a;
+    }
+};
+
+inline std::vector<std::byte> payload(uint32_t seq, size_t len) {
+    std::vector<std::byte> p(len);
+    for (size_t i = 0; i < len; ++i) p[i] = std::byte((seq * 7 + i) & 0xff);
+    if (len >= 4) std::memcpy(p.data(), &seq, 4);
+    return p;
+}
+
+// Polls a condition the test cannot be woken for, up to a generous deadline.
+template <typename P>
+bool eventually(P pred) {
+    auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!pred()) {
+        if (std::chrono::steady_clock::now() > end) return false;
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    return true;
+}
+
+}  // namespace mlx5async::emu::test
