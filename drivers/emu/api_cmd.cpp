@@ -64,6 +64,17 @@ bool kernel_mkey_fixup(std::span<const std::byte>& in, std::vector<std::byte>& f
     return true;
 }
 
+// mlx5_create_cq (devx_obj_create for CREATE_CQ) looks the EQ up first
+// (mlx5_eqn2comp_eq): a c_eqn that is no completion EQ is ENOENT before
+// the firmware sees the command.
+int kernel_cq_eqn_check(std::span<const std::byte> in) {
+    if (opcode_of(in) != uint16_t(Opcode::CREATE_CQ)) return 0;
+    auto a = prm::decode_create_cq_in(in);
+    if (!a) return 0;  // short or malformed: the firmware answers
+    bool comp = a->c_eqn >= kFirstCompEqn && a->c_eqn < kFirstCompEqn + kCompVectors;
+    return comp ? 0 : ENOENT;
+}
+
 bool is_create_opcode(uint16_t op) {
     switch (Opcode(op)) {
     case Opcode::CREATE_GENERAL_OBJECT:
@@ -136,6 +147,10 @@ mlx5dv_devx_obj* obj_create(ibv_context* c, const void* in, size_t inlen, void* 
     std::vector<std::byte> fixed;
     if (opcode_of(i) == uint16_t(Opcode::CREATE_MKEY) && !kernel_mkey_fixup(i, fixed)) {
         errno = EINVAL;
+        return nullptr;
+    }
+    if (int e = kernel_cq_eqn_check(i)) {
+        errno = e;
         return nullptr;
     }
     auto ob = bytes(out, outlen);

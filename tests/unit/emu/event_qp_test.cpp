@@ -6,6 +6,7 @@
 #include <functional>
 #include <set>
 
+#include "emu/dispatch.hpp"
 #include "event_qp_fixture.hpp"
 
 namespace mlx5async::emu::test {
@@ -78,9 +79,6 @@ TEST_F(EventQp, CqRulesAnswerStatusAndSyndromeAndChangeNothing) {
         {{"uar", Status::BAD_PARAM_ERR, syn::kCqBadUar}, [](auto& a) { a.uar_page ^= 0x1000; }},
         {{"foreign uar", Status::BAD_PARAM_ERR, syn::kCqBadUar},
          [&](auto& a) { a.uar_page = foreign_uar->page_id; }},
-        {{"eqn low", Status::BAD_PARAM_ERR, syn::kCqBadEqn}, [](auto& a) { a.c_eqn = kFirstCompEqn - 1; }},
-        {{"eqn high", Status::BAD_PARAM_ERR, syn::kCqBadEqn},
-         [](auto& a) { a.c_eqn = kFirstCompEqn + kCompVectors; }},
         {{"umem unknown", Status::BAD_RES_ERR, syn::kCqUmemUnknown}, [](auto& a) { a.cq_umem_id ^= 0x1000; }},
         {{"umem foreign", Status::BAD_RES_ERR, syn::kCqUmemUnknown},
          [&](auto& a) { a.cq_umem_id = foreign.umem; }},
@@ -102,6 +100,21 @@ TEST_F(EventQp, CqRulesAnswerStatusAndSyndromeAndChangeNothing) {
     ASSERT_TRUE(prm::encode_create_cq(cq_attr(), in));
     in[8] = std::byte{1};  // reserved_at_40
     expect_rule(create(in).ret, Status::BAD_PARAM_ERR, syn::kReservedNonZero);
+    // An EQ that is no completion EQ: the kernel's lookup (mlx5_eqn2comp_eq)
+    // fails first with ENOENT; the firmware's own rule is kCqBadEqn.
+    for (uint32_t eqn : {kFirstCompEqn - 1, kFirstCompEqn + kCompVectors}) {
+        prm::CqAttr a = cq_attr();
+        a.c_eqn = eqn;
+        Made cq = create_cq(a);
+        EXPECT_FALSE(cq.obj);
+        EXPECT_EQ(cq.ret.rc, ENOENT);
+        ASSERT_TRUE(prm::encode_create_cq(a, in));
+        std::vector<std::byte> out(prm::kEventQpCmdBytes);
+        Mailbox m{in, out, 1, 0};
+        DispatchResult r = dispatch(dev_->state(), m);
+        EXPECT_EQ(r.status, uint8_t(Status::BAD_PARAM_ERR));
+        EXPECT_EQ(r.syndrome, syn::kCqBadEqn);
+    }
     auto after = counts();
     EXPECT_EQ(after.cqs, before.cqs);
     for (mlx5dv_devx_umem* u : umems_) EXPECT_EQ(dev_->umem_info(u->umem_id)->refs, 0u);
