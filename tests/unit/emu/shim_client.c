@@ -148,6 +148,9 @@ int main(void)
         CHECK(mlx5dv_devx_umem_dereg(umem[i]) == 0, "umem_dereg");
         free(mem[i]);
     }
+    uint32_t eqn = 0;  /* CREATE_CQ's c_eqn (MLX5_1.7) */
+    CHECK(mlx5dv_devx_query_eqn(ctx, 0, &eqn) == 0 && eqn != 0, "query_eqn: errno %d", errno);
+    CHECK(mlx5dv_devx_query_eqn(ctx, 1000, &eqn) == EINVAL, "query_eqn of a bad vector");
     CHECK(ibv_dealloc_pd(pd) == 0, "dealloc_pd");
     CHECK(ibv_close_device(ctx) == 0, "close");
     ibv_free_device_list(list);
