@@ -1,5 +1,7 @@
 // The datapath of one emulated device: a thread ("emu-dp<N>") that reads the
-// VAR doorbell pages and runs the TX->RX loopback of every RDY queue pair.
+// VAR doorbell pages and runs the TX->RX loopback of every RDY queue pair,
+// then sends the interrupts the passes owe (QP event mode; it also reads the
+// CQ doorbell register of every UAR page: interrupts.hpp).
 //
 // Doorbells. A kick is a store of the queue index to offset 0 of a VAR page
 // (DPDK mlx5 vdpa's kick relay, or a frontend's host notifier). Memory writes
