@@ -64,6 +64,7 @@ struct rte_pmd_mlx5async_vq_info {
 	uint16_t hw_used_index;
 	uint32_t obj_id;            /* firmware object id, 0 if none */
 	uint32_t errors;            /* errors recovered on this virtq */
+	uint64_t interrupts;        /* callfd writes (event_mode=irq) */
 };
 
 struct rte_pmd_mlx5async_timing {

@@ -67,7 +67,8 @@ std::string info_json() {
     for (int i = 0; i < n; i++) {
         o << (i ? "," : "") << "{\"index\":" << vqs[i].index << ",\"state\":" << int(vqs[i].fw_state)
           << ",\"avail\":" << vqs[i].hw_available_index << ",\"used\":" << vqs[i].hw_used_index
-          << ",\"obj\":" << vqs[i].obj_id << ",\"errors\":" << vqs[i].errors << "}";
+          << ",\"obj\":" << vqs[i].obj_id << ",\"errors\":" << vqs[i].errors
+          << ",\"interrupts\":" << vqs[i].interrupts << "}";
     }
     o << "]}";
     return o.str();

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <pthread.h>
+#include <sched.h>
 
 #include <string>
 #include <thread>
@@ -23,6 +24,15 @@ std::jthread make_named_thread(std::string name, F&& fn) {
         else
             fn();
     });
+}
+
+// Pins a started thread to one CPU (devarg event_core); 0 or the errno.
+inline int pin_thread(std::jthread& t, int cpu) noexcept {
+    if (cpu < 0 || cpu >= CPU_SETSIZE) return cpu < 0 ? 0 : EINVAL;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return pthread_setaffinity_np(t.native_handle(), sizeof set, &set);
 }
 
 }  // namespace mlx5async

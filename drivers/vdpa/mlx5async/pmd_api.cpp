@@ -99,7 +99,7 @@ int rte_pmd_mlx5async_get_vq_info(rte_vdpa_device* dev, rte_pmd_mlx5async_vq_inf
         if (v.phase == core::VqPhase::Absent) continue;
         if (vqs && k < n)
             vqs[k] = {v.index, v.fw_state, v.error_type, v.hw_available_index, v.hw_used_index,
-                      v.obj_id, v.errors};
+                      v.obj_id, v.errors, d->core->irq_calls(v.index)};
         k++;
     }
     return int(vqs ? std::min(k, n) : k);

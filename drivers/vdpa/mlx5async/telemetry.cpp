@@ -49,6 +49,12 @@ int tel_info(const char*, const char* params, rte_tel_data* d) {
     rte_tel_data_add_dict_u64(d, "max_virtqs", c.max_virtqs());
     rte_tel_data_add_dict_int(d, "vid", p->vid.load());
     rte_tel_data_add_dict_u64(d, "features", c.features());
+    auto irq = c.irq_stats();
+    rte_tel_data_add_dict_string(d, "event_mode", irq.enabled ? "irq" : "none");
+    rte_tel_data_add_dict_u64(d, "irq_events", irq.events);
+    rte_tel_data_add_dict_u64(d, "irq_completions", irq.completions);
+    rte_tel_data_add_dict_u64(d, "irq_calls", irq.calls);
+    rte_tel_data_add_dict_u64(d, "irq_no_callfd", irq.no_callfd);
     add_timing(d, "suspend", c.last_timing(core::Op::Suspend));
     add_timing(d, "resume", c.last_timing(core::Op::Resume));
     return 0;
@@ -57,8 +63,9 @@ int tel_info(const char*, const char* params, rte_tel_data* d) {
 int tel_vqs(const char*, const char* params, rte_tel_data* d) {
     PmdDevice* p = device_param(params);
     if (!p) return -EINVAL;
-    rte_tel_data* cols[5] = {};
-    const char* names[5] = {"index", "state", "hw_available_index", "hw_used_index", "errors"};
+    rte_tel_data* cols[6] = {};
+    const char* names[6] = {"index", "state", "hw_available_index", "hw_used_index", "errors",
+                            "interrupts"};
     for (auto& col : cols) {
         col = rte_tel_data_alloc();
         if (!col) {
@@ -74,9 +81,10 @@ int tel_vqs(const char*, const char* params, rte_tel_data* d) {
         rte_tel_data_add_array_u64(cols[2], v.hw_available_index);
         rte_tel_data_add_array_u64(cols[3], v.hw_used_index);
         rte_tel_data_add_array_u64(cols[4], v.errors);
+        rte_tel_data_add_array_u64(cols[5], p->core->irq_calls(v.index));
     }
     rte_tel_data_start_dict(d);
-    for (int i = 0; i < 5; i++) rte_tel_data_add_dict_container(d, names[i], cols[i], 0);
+    for (int i = 0; i < 6; i++) rte_tel_data_add_dict_container(d, names[i], cols[i], 0);
     return 0;
 }
 
@@ -89,7 +97,7 @@ RTE_INIT(mlx5async_telemetry_init) {
                                "Device backend, strategy, throttle, last suspend/resume timing. "
                                "Parameters: device name");
     rte_telemetry_register_cmd("/vdpa_mlx5async/vqs", tel_vqs,
-                               "Per-virtq state, hw indexes and errors. Parameters: device name");
+                               "Per-virtq state, hw indexes, errors and interrupts. Parameters: device name");
 }
 
 }  // namespace mlx5async::pmd

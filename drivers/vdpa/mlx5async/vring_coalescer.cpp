@@ -22,6 +22,10 @@ VringStateCoalescer::~VringStateCoalescer() {
 void VringStateCoalescer::record(int vid, uint16_t ring, bool enable) {
     std::lock_guard lk(mu_);
     dev_.core->set_vring_state(ring, enable);
+    if (enable) {  // a SET_VRING_CALL since dev_conf: interrupts go to the new fd
+        rte_vhost_vring vr{};
+        if (rte_vhost_get_vhost_vring(vid, ring, &vr) == 0) dev_.core->set_callfd(ring, vr.callfd);
+    }
     if (!dev_.configured) return;  // before dev_conf: only remembered
     pending_ = true;
     vid_ = vid;

@@ -83,7 +83,9 @@ const std::vector<std::pair<std::string_view, std::string_view>>& devarg_keys() 
         {"strategy", "async|sequential|threads (default async)"},
         {"max_conf_threads", "worker threads of the threads strategy, 1..64 (DPDK mlx5 name)"},
         {"timeout_ms", "deadline of one control batch, 1..600000 (default 2000)"},
-        {"event_core", "CPU of the kick/event thread, -1..1023 (default -1: any)"},
+        {"event_mode", "irq|none: vring interrupts through callfds, or none (the frontend "
+                       "polls); default irq when the device has QP event mode"},
+        {"event_core", "CPU of the kick and interrupt threads, -1..1023 (default -1: any)"},
         {"emu_<key>", "emulator timing/caps override: modify_us, query_us, create_us, destroy_us, "
                       "umem_us, jitter_pct, cmd_slots, max_virtqs, freeze_to_rdy, seed"},
     };
@@ -126,6 +128,11 @@ Result<DeviceConfig> parse_device_config(const KeyValues& kv) {
             auto r = parse_uint(k, v, 1, 600000);
             MLX5A_CHECK(r);
             c.timeout_ms = uint32_t(*r);
+        } else if (k == "event_mode") {
+            if (v == "irq") c.event_mode = EventMode::Irq;
+            else if (v == "none") c.event_mode = EventMode::None;
+            else return bad(k, v, "irq|none");
+            c.event_mode_set = true;
         } else if (k == "event_core") {
             if (v == "-1") {
                 c.event_core = -1;

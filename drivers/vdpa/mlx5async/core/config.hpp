@@ -13,6 +13,11 @@
 namespace mlx5async::core {
 
 enum class Strategy : uint8_t { Async, Sequential, Threads };
+
+// How a used buffer reaches the guest. Irq: QP event mode, each vring's
+// callfd written from a completion event (DPDK mlx5's event_mode=2,
+// interrupts only). None: no interrupts (NO_MSIX); the frontend polls.
+enum class EventMode : uint8_t { Irq, None };
 const char* strategy_name(Strategy s) noexcept;
 Result<Strategy> parse_strategy(std::string_view s);
 
@@ -28,7 +33,9 @@ struct DeviceConfig {
     Strategy strategy = Strategy::Async;
     uint32_t threads = 4;       // worker count for the `threads` baseline
     uint32_t timeout_ms = 2000; // deadline of one control batch
-    int event_core = -1;        // CPU for the kick/event thread, -1 = any
+    EventMode event_mode = EventMode::Irq;
+    bool event_mode_set = false;  // given by the user: fail instead of falling back
+    int event_core = -1;        // CPU of the kick and interrupt threads, -1 = any
     // Virtq error recovery gives up after 3 errors within this window
     // (DPDK mlx5's "3 errors in 3 s").
     uint32_t error_window_ms = 3000;

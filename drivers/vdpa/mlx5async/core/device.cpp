@@ -1,6 +1,8 @@
 // Device core: opening the backend, caps, engine, virtq objects, info.
 #include "device_impl.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -138,6 +140,10 @@ prm::VirtqAttr Device::Impl::base_attr(const Vq& vq, uint16_t size) const {
     a.queue_size = size;
     a.virtio_q_type = prm::VirtqType::SPLIT;
     a.event_mode = prm::EventMode::NO_MSIX;
+    if (vq.eqp) {  // interrupts: the device messages this QP, we write the callfd
+        a.event_mode = prm::EventMode::QP;
+        a.event_qpn_or_msix = vq.eqp.fw_qpn();
+    }
     a.pd = pd.pdn();
     a.offload_type = vcaps.eth_frame_offload_type ? 0 : 1;
     for (int n = 0; n < 3; n++)
@@ -145,6 +151,53 @@ prm::VirtqAttr Device::Impl::base_attr(const Vq& vq, uint16_t size) const {
     a.counter_set_id = vq.counters.obj_id();
     if (vq.index & 1) a.tisn_or_qpn = tis.obj_id();  // TX queues send through the TIS
     return a;
+}
+
+// Interrupts in QP event mode when the device has it (virtio caps event_mode
+// bit QP) and the user did not ask for none: a UAR page for the CQ arm
+// doorbells, the completion EQ, and the relay thread. A user who asked for
+// event_mode=irq gets an error instead of a silent fallback.
+Result<void> Device::Impl::setup_interrupts() {
+    if (cfg.event_mode == EventMode::None) return {};
+    auto no = [&](const std::string& why) -> Result<void> {
+        if (cfg.event_mode_set) return fail(Errc::NotSupported, "devarg event_mode=irq: " + why);
+        logf(LogLevel::Info, "%s: no interrupts (%s): frontends must poll", name.c_str(), why.c_str());
+        return {};
+    };
+    if (!(vcaps.event_mode & (1u << uint8_t(prm::EventMode::QP))))
+        return no("the device has no QP event mode (virtio caps event_mode 0x" +
+                  [&] { char b[8]; snprintf(b, sizeof b, "%x", vcaps.event_mode); return std::string(b); }() + ")");
+    if (api->query_eqn(ctx.get(), 0, &eqn) != 0)
+        return no("mlx5dv_devx_query_eqn(vector 0) failed: errno " + std::to_string(errno));
+    auto u = devx::Uar::alloc(ctx);
+    if (!u) return no("no UAR page: " + to_string(u.error()));
+    uar = std::move(*u);
+    auto r = IrqRelay::create(ctx, uar.get()->base_addr, vqs.size(), cfg.event_core, name);
+    MLX5A_CHECK(r);
+    irq_relay = std::move(*r);
+    irq = true;
+    return {};
+}
+
+// The event QPs of `rings` that have none (created before their virtqs:
+// a virtq names its firmware QP at CREATE), each attached to the relay.
+Result<void> Device::Impl::ensure_event_qps(std::span<const uint16_t> rings, uint16_t size) {
+    if (!irq) return {};
+    std::vector<uint16_t> todo;
+    for (uint16_t r : rings)
+        if (!vqs[r].eqp) todo.push_back(r);
+    if (todo.empty()) return {};
+    uint8_t log_n = 0;
+    while ((2u << log_n) <= size && log_n < EventQp::kMaxLog) log_n++;
+    auto qps = EventQp::create(*engine, ctx, pd.pdn(), uar.page_id(), eqn, todo, log_n,
+                               std::chrono::milliseconds(cfg.timeout_ms));
+    MLX5A_CHECK(qps);
+    for (size_t i = 0; i < todo.size(); i++) {
+        Vq& vq = vqs[todo[i]];
+        vq.eqp = std::move((*qps)[i]);
+        MLX5A_CHECK(irq_relay->attach(vq.index, &vq.eqp));
+    }
+    return {};
 }
 
 // Creates the objects of `rings` that do not exist (or exist with another
@@ -182,6 +235,7 @@ Result<void> Device::Impl::ensure_objects(std::span<const uint16_t> rings, uint1
             counters.add(devx::Command::create_obj(ctx, std::move(in), prm::kGeneralObjOutHdrBytes, r));
         }
     }
+    MLX5A_CHECK(ensure_event_qps(todo, size));
     if (!counters.empty()) {
         auto res = run(std::move(counters), Op::Resume, nullptr);
         for (auto& e : res.entries) {
@@ -223,10 +277,12 @@ Device::Device(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Device::~Device() {
     if (!impl_) return;
     impl_->recovery.reset();  // no event handler may run past this point
+    impl_->irq_relay.reset();  // nor a completion event (it holds event QP pointers)
     if (impl_->engine) impl_->engine->shutdown();
     impl_->engine.reset();
     impl_->vqs.clear();  // objects before mkeys before umems before PD before context
     impl_->mem = {};
+    impl_->uar.reset();  // after the event QPs naming its page
     impl_->events.reset();
     impl_->kick_relay.reset();  // unmaps its view of var first
     impl_->var.reset();
@@ -247,6 +303,12 @@ Result<std::unique_ptr<Device>> Device::open(const DeviceConfig& cfg, std::strin
     impl->cfg = cfg;
     std::unique_ptr<Device> dev(new Device(std::move(impl)));
     Impl& d = *dev->impl_;
+    if (cfg.event_core >= 0) {
+        cpu_set_t allowed;
+        if (sched_getaffinity(0, sizeof allowed, &allowed) == 0 && !CPU_ISSET(cfg.event_core, &allowed))
+            return fail(Errc::InvalidArgument, "devarg event_core=" + std::to_string(cfg.event_core) +
+                                                   ": not a CPU this process may run on");
+    }
     MLX5A_CHECK(d.open_backend());
     MLX5A_CHECK(d.query_caps());
     auto pd = devx::Pd::alloc(d.ctx);
@@ -257,7 +319,8 @@ Result<std::unique_ptr<Device>> Device::open(const DeviceConfig& cfg, std::strin
     // (mapped from the context's cmd_fd at mmap_off), as with DPDK's mlx5.
     if (mlx5dv_var* v = d.api->alloc_var(d.ctx.get(), 0)) {
         d.var = VarPtr(v, VarDeleter{d.api});
-        auto relay = KickRelay::create(d.ctx.get()->cmd_fd, uint64_t(v->mmap_off), v->length, d.name);
+        auto relay = KickRelay::create(d.ctx.get()->cmd_fd, uint64_t(v->mmap_off), v->length,
+                                       d.name, cfg.event_core);
         if (relay) d.kick_relay = std::move(*relay);
         else logf(LogLevel::Warning, "%s: no kick relay: %s", d.name.c_str(),
                   to_string(relay.error()).c_str());
@@ -266,8 +329,9 @@ Result<std::unique_ptr<Device>> Device::open(const DeviceConfig& cfg, std::strin
              d.name.c_str(), errno);
     MLX5A_CHECK(d.make_engine(cfg.strategy, cfg.max_inflight));
     MLX5A_CHECK(d.start_events());
-    d.vqs.resize(d.vcaps.max_num_virtio_queues);
+    d.vqs.resize(d.vcaps.max_num_virtio_queues);  // never resized again: relays hold pointers
     for (size_t i = 0; i < d.vqs.size(); i++) d.vqs[i].index = uint16_t(i);
+    MLX5A_CHECK(d.setup_interrupts());
     if (cfg.queues) {
         if (cfg.queues * 2 > d.vqs.size())
             return fail(Errc::InvalidArgument,

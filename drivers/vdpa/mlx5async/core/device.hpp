@@ -109,6 +109,15 @@ public:
     // vhost: set_vring_state. Recorded; consecutive changes are applied as
     // one batch at flush() (the glue flushes at the end of a message burst).
     void set_vring_state(uint16_t ring, bool enable);
+    // The ring's interrupt eventfd (vhost's callfd; < 0: none).
+    void set_callfd(uint16_t ring, int fd);
+    // Interrupts: whether the virtqs raise them, and what the relay did.
+    struct IrqStats {
+        bool enabled = false;
+        uint64_t events = 0, completions = 0, calls = 0, no_callfd = 0;
+    };
+    IrqStats irq_stats() const;
+    uint64_t irq_calls(uint16_t ring) const;
     Result<void> flush_vring_states(std::vector<RingIndexes>& disabled);
     // vhost: set_features. LOG_ALL on/off: dirty-bitmap params + dump enable
     // for every virtq in one batch.

@@ -17,7 +17,9 @@
 #include "common/prm/virtq.hpp"
 #include "device.hpp"
 #include "error_recovery.hpp"
+#include "event_qp.hpp"
 #include "guest_memory.hpp"
+#include "irq_relay.hpp"
 #include "kick_relay.hpp"
 
 namespace mlx5async::core {
@@ -29,6 +31,7 @@ struct Vq {
     // Declaration order is destruction order reversed: the virtq object goes
     // before the umems and counters it pins.
     std::array<devx::Umem, 3> umem;
+    EventQp eqp;  // interrupts (event_mode irq); the virtq names its firmware QP
     devx::DevxObj counters;
     devx::DevxObj obj;
     prm::VirtqAttr attr;          // what the object was last programmed with
@@ -61,8 +64,12 @@ struct Device::Impl {
     devx::Pd pd;
     devx::DevxObj td;   // transport domain of the TIS
     devx::DevxObj tis;  // the TX virtqs' tisn_or_qpn (as DPDK's mlx5 vDPA)
+    devx::Uar uar;  // CQ arm doorbells of the event QPs (event_mode irq)
+    uint32_t eqn = 0;  // completion EQ the event CQs report to
+    bool irq = false;  // interrupts on: virtqs in QP event mode
     VarPtr var;  // doorbell page a frontend can map (null when unavailable)
     std::unique_ptr<KickRelay> kick_relay;  // kickfds -> var (null without var)
+    std::unique_ptr<IrqRelay> irq_relay;    // event CQs -> callfds (null without irq)
     prm::GeneralCaps gcaps;
     prm::VirtioEmulationCaps vcaps;
     std::unique_ptr<devx::Engine> engine;
@@ -89,6 +96,8 @@ struct Device::Impl {
     Result<void> query_caps();
     Result<void> make_transport();
     Result<void> make_engine(Strategy s, uint32_t max_inflight);
+    Result<void> setup_interrupts();
+    Result<void> ensure_event_qps(std::span<const uint16_t> rings, uint16_t size);
     Result<void> ensure_objects(std::span<const uint16_t> rings, uint16_t size);
     prm::VirtqAttr base_attr(const Vq& vq, uint16_t size) const;
     void set_phase(Vq& vq, VqPhase to);

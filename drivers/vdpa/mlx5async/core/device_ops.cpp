@@ -70,6 +70,12 @@ Result<void> Device::configure(const GuestConfig& g) {
             logf(LogLevel::Warning, "%s: kick relay: %s", d.name.c_str(), to_string(k.error()).c_str());
         d.kick_relay->set_open(true);
     }
+    if (d.irq_relay) {  // this dev_conf's callfds
+        std::vector<std::pair<uint16_t, int>> calls;
+        for (const auto& vr : g.vrings) calls.emplace_back(vr.index, vr.callfd);
+        if (auto c = d.irq_relay->set_callfds(calls); !c)
+            logf(LogLevel::Warning, "%s: interrupts: %s", d.name.c_str(), to_string(c.error()).c_str());
+    }
     return r;
 }
 
@@ -104,12 +110,30 @@ void Device::cleanup() {
     // vhost connection gone: the rings and memory belong to nobody now.
     d.guest_valid = false;
     for (Vq& vq : d.vqs) vq.enabled = false;
+    if (d.irq_relay) d.irq_relay->clear_callfds();
     d.unregister_memory();  // vhost unmaps the regions after this
 }
 
 void Device::set_vring_state(uint16_t ring, bool enable) {
     std::lock_guard lk(impl_->mu);
     if (ring < impl_->vqs.size()) impl_->vqs[ring].enabled = enable;
+}
+
+void Device::set_callfd(uint16_t ring, int fd) {
+    if (!impl_->irq_relay) return;
+    if (auto r = impl_->irq_relay->set_callfd(ring, fd); !r)
+        logf(LogLevel::Warning, "%s: interrupts: %s", impl_->name.c_str(), to_string(r.error()).c_str());
+}
+
+Device::IrqStats Device::irq_stats() const {
+    IrqStats s;
+    if (!impl_->irq_relay) return s;
+    auto r = impl_->irq_relay->stats();
+    return {true, r.events, r.completions, r.calls, r.no_callfd};
+}
+
+uint64_t Device::irq_calls(uint16_t ring) const {
+    return impl_->irq_relay ? impl_->irq_relay->calls(ring) : 0;
 }
 
 Result<void> Device::flush_vring_states(std::vector<RingIndexes>& disabled) {

@@ -22,7 +22,7 @@ uint64_t key_of(uint32_t gen, uint16_t ring) { return (uint64_t(gen) << 16) | ri
 }  // namespace
 
 Result<std::unique_ptr<KickRelay>> KickRelay::create(int fd, uint64_t offset, uint64_t size,
-                                                     std::string name) {
+                                                     std::string name, int cpu) {
     std::unique_ptr<KickRelay> r(new KickRelay());
     r->name_ = std::move(name);
     void* m = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off_t(offset));
@@ -43,6 +43,10 @@ Result<std::unique_ptr<KickRelay>> KickRelay::create(int fd, uint64_t offset, ui
         return fail(Errc::System, "kick relay: epoll_ctl: errno " + std::to_string(errno));
     KickRelay* self = r.get();
     r->thread_ = make_named_thread("mlx5a-kick", [self](std::stop_token s) { self->run(s); });
+    if (int e = pin_thread(r->thread_, cpu))
+        return fail(Errc::InvalidArgument, "devarg event_core=" + std::to_string(cpu) +
+                                               ": cannot run the kick thread there (errno " +
+                                               std::to_string(e) + ")");
     return r;
 }
 

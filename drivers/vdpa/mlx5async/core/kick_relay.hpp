@@ -33,9 +33,9 @@ struct KickRelayStats {
 class KickRelay {
 public:
     // Maps the doorbell page (mmap(fd, offset), as a frontend would) and
-    // starts the thread.
+    // starts the thread (pinned to `cpu` when >= 0: devarg event_core).
     static Result<std::unique_ptr<KickRelay>> create(int fd, uint64_t offset, uint64_t size,
-                                                     std::string name);
+                                                     std::string name, int cpu = -1);
     ~KickRelay();
     KickRelay(const KickRelay&) = delete;
     KickRelay& operator=(const KickRelay&) = delete;

@@ -1,0 +1,72 @@
+// A virtq's interrupt objects in QP event mode (as Linux mlx5_vdpa and DPDK
+// mlx5_vdpa_event.c): a collapsed CQ, a firmware QP the virtq names in
+// event_qpn_or_msix, and our RC QP connected to it. Each interrupt the
+// device raises consumes one receive WQE of our QP and rewrites CQE 0 with
+// that WQE's counter; the armed CQ then raises a completion event on the
+// device's DevX event channel. One umem holds the receive queue, the CQ and
+// both doorbell records.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "common/base/result.hpp"
+#include "common/devx/engine.hpp"
+#include "common/devx/raii.hpp"
+
+namespace mlx5async::core {
+
+class EventQp {
+public:
+    // Page-aligned parts of the umem: the receive queue (16 << log bytes,
+    // one page at most), the doorbell records, then the CQ (64 << log bytes:
+    // collapsed or not, the device owns all of it).
+    static constexpr uint8_t kMaxLog = 8;  // 256 WQEs / CQEs
+    static constexpr size_t kRqOffset = 0;
+    static constexpr size_t kDbrOffset = 4096;  // CQ dbrec, then the QP dbrec 64 bytes on
+    static constexpr size_t kQpDbrOffset = kDbrOffset + 64;
+    static constexpr size_t kCqOffset = 8192;
+    static constexpr size_t kUmemBytes = kCqOffset + (64u << kMaxLog);
+
+    EventQp() = default;
+    EventQp(EventQp&&) = default;
+    EventQp& operator=(EventQp&&) = default;
+
+    // The CQ/QP pair of each ring in `rings`, created through `engine` in
+    // three batches (CQs; QPs; both QPs' RST->INIT->RTR->RTS chains), with
+    // 2^log_n receive WQEs posted and CQE 0 set to "nothing yet". Results in
+    // ring order; a failure names the ring and the command.
+    static Result<std::vector<EventQp>> create(devx::Engine& engine, const devx::Context& ctx,
+                                               uint32_t pdn, uint32_t uar_page, uint32_t eqn,
+                                               std::span<const uint16_t> rings, uint8_t log_n,
+                                               std::chrono::milliseconds timeout);
+
+    explicit operator bool() const { return bool(fw_qp_); }
+    const devx::DevxObj& cq() const { return cq_; }
+    uint32_t cqn() const { return cq_.obj_id(); }
+    uint32_t fw_qpn() const { return fw_qp_.obj_id(); }
+
+    // Event thread only (one thread per device touches these).
+    // Completions since the last poll (0 if none); updates the CQ consumer
+    // index and reposts as many receive WQEs.
+    uint16_t poll();
+    // Arms the CQ for the next completion: the arm word into the CQ's doorbell
+    // record, then the doorbell register of the UAR page at `uar_base`.
+    void arm(void* uar_base);
+    // After each completion event (the sequence number of the next arm).
+    void next_arm_sn() { arm_sn_ = uint8_t((arm_sn_ + 1) & 3); }
+
+private:
+    devx::Umem mem_;  // last destroyed
+    devx::DevxObj cq_;
+    devx::DevxObj fw_qp_;  // named by the virtq: destroyed after it
+    devx::DevxObj sw_qp_;
+    uint8_t log_n_ = 0;
+    uint32_t cq_ci_ = 0;
+    uint16_t qp_pi_ = 0;
+    uint8_t arm_sn_ = 0;
+};
+
+}  // namespace mlx5async::core

@@ -1,0 +1,159 @@
+#include "irq_relay.hpp"
+
+#include <fcntl.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "common/base/log_sink.hpp"
+#include "common/base/named_thread.hpp"
+#include "common/prm/event_qp.hpp"
+
+namespace mlx5async::core {
+namespace {
+
+constexpr uint64_t kStopKey = 1;
+constexpr uint64_t kChannelKey = 2;
+
+}  // namespace
+
+Result<std::unique_ptr<IrqRelay>> IrqRelay::create(const devx::Context& ctx, void* uar_base,
+                                                   size_t max_rings, int cpu, std::string name) {
+    std::unique_ptr<IrqRelay> r(new IrqRelay());
+    r->name_ = std::move(name);
+    r->api_ = ctx.api();
+    r->uar_base_ = uar_base;
+    r->rings_.resize(max_rings);
+    auto ch = devx::EventChannel::create(ctx);  // cookies only: the CQ is known by its ring
+    MLX5A_CHECK(ch);
+    r->ch_ = std::move(*ch);
+    int fl = fcntl(r->ch_.fd(), F_GETFL);
+    if (fl < 0 || fcntl(r->ch_.fd(), F_SETFL, fl | O_NONBLOCK) < 0)
+        return fail(Errc::System, "irq relay: event channel O_NONBLOCK: errno " + std::to_string(errno));
+    auto ep = UniqueFd::epoll_create();
+    MLX5A_CHECK(ep);
+    r->epoll_ = std::move(*ep);
+    auto wake = UniqueFd::eventfd(0, EFD_NONBLOCK);
+    MLX5A_CHECK(wake);
+    r->wake_ = std::move(*wake);
+    for (auto [fd, key] : {std::pair{r->wake_.get(), kStopKey}, std::pair{r->ch_.fd(), kChannelKey}}) {
+        epoll_event ev{};
+        ev.events = EPOLLIN;
+        ev.data.u64 = key;
+        if (epoll_ctl(r->epoll_.get(), EPOLL_CTL_ADD, fd, &ev) != 0)
+            return fail(Errc::System, "irq relay: epoll_ctl: errno " + std::to_string(errno));
+    }
+    IrqRelay* self = r.get();
+    r->thread_ = make_named_thread("mlx5a-irq", [self](std::stop_token s) { self->run(s); });
+    if (int e = pin_thread(r->thread_, cpu))
+        return fail(Errc::InvalidArgument, "devarg event_core=" + std::to_string(cpu) +
+                                               ": cannot run the interrupt thread there (errno " +
+                                               std::to_string(e) + ")");
+    return r;
+}
+
+IrqRelay::~IrqRelay() {
+    if (thread_.joinable()) {
+        thread_.request_stop();
+        wake_.signal();
+        thread_.join();
+    }
+}
+
+Result<void> IrqRelay::attach(uint16_t ring, EventQp* q) {
+    if (ring >= rings_.size()) return fail(Errc::InvalidArgument, "irq relay: no ring " + std::to_string(ring));
+    const uint16_t ev[] = {prm::kEventCompletion};
+    MLX5A_CHECK(ch_.subscribe(q->cq(), ev, ring));
+    std::lock_guard lk(mu_);
+    rings_[ring].q = q;
+    q->poll();  // nothing expected; keeps the indexes honest if reattached
+    q->arm(uar_base_);
+    return {};
+}
+
+void IrqRelay::detach(uint16_t ring) {
+    std::lock_guard lk(mu_);
+    if (ring < rings_.size()) rings_[ring].q = nullptr;
+}
+
+Result<void> IrqRelay::set_callfds(const std::vector<std::pair<uint16_t, int>>& fds) {
+    clear_callfds();
+    for (auto [ring, fd] : fds) MLX5A_CHECK(set_callfd(ring, fd));
+    return {};
+}
+
+Result<void> IrqRelay::set_callfd(uint16_t ring, int fd) {
+    UniqueFd d;
+    if (fd >= 0) {
+        d = UniqueFd(fcntl(fd, F_DUPFD_CLOEXEC, 0));
+        if (d.get() < 0) return fail(Errc::System, "irq relay: dup callfd of vring " +
+                                                       std::to_string(ring) + ": errno " + std::to_string(errno));
+    }
+    std::lock_guard lk(mu_);
+    if (ring < rings_.size()) rings_[ring].callfd = std::move(d);
+    return {};
+}
+
+void IrqRelay::clear_callfds() {
+    std::lock_guard lk(mu_);
+    for (Ring& r : rings_) r.callfd.reset();
+}
+
+IrqRelayStats IrqRelay::stats() const {
+    std::lock_guard lk(mu_);
+    return stats_;
+}
+
+uint64_t IrqRelay::calls(uint16_t ring) const {
+    std::lock_guard lk(mu_);
+    return ring < rings_.size() ? rings_[ring].calls : 0;
+}
+
+void IrqRelay::on_event(uint16_t ring) {
+    std::lock_guard lk(mu_);
+    ++stats_.events;
+    if (ring >= rings_.size() || !rings_[ring].q) return;
+    Ring& r = rings_[ring];
+    r.q->next_arm_sn();  // the event disarmed the CQ
+    uint16_t n = r.q->poll();
+    if (n) {
+        stats_.completions += n;
+        if (r.callfd.valid()) {
+            // One write for however many interrupts coalesced, as a guest
+            // sees one interrupt for several used buffers.
+            if (eventfd_write(r.callfd.get(), 1) == 0) {
+                ++r.calls;
+                ++stats_.calls;
+            }
+        } else {
+            ++stats_.no_callfd;
+        }
+    }
+    r.q->arm(uar_base_);
+}
+
+void IrqRelay::run(std::stop_token stop) {
+    epoll_event evs[2];
+    alignas(8) unsigned char buf[sizeof(mlx5dv_devx_async_event_hdr) + 64];
+    auto* hdr = reinterpret_cast<mlx5dv_devx_async_event_hdr*>(buf);
+    while (!stop.stop_requested()) {
+        int n = epoll_wait(epoll_.get(), evs, 2, -1);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            log_line(LogLevel::Error, name_ + ": irq relay: epoll_wait failed");
+            return;
+        }
+        for (int i = 0; i < n; i++) {
+            if (evs[i].data.u64 == kStopKey) return;
+            for (;;) {  // drain: one record per completion event
+                ssize_t got = api_->get_event(ch_.get(), hdr, sizeof buf);
+                if (got < ssize_t(sizeof hdr->cookie)) break;  // EAGAIN
+                on_event(uint16_t(hdr->cookie));
+            }
+        }
+    }
+}
+
+}  // namespace mlx5async::core

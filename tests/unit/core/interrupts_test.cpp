@@ -1,0 +1,191 @@
+// Interrupts through the device core over mlx5emu: virtqs in QP event mode,
+// the device's completions relayed to each ring's callfd, NO_INTERRUPT
+// honoured, the event QPs kept across close/conf, event_mode=none.
+#include <gtest/gtest.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "common/base/unique_fd.hpp"
+#include "core_fixture.hpp"
+
+namespace mlx5async::core {
+namespace {
+
+using testing_support::Fixture;
+using testing_support::guest_ram;
+using Interrupts = Fixture;
+
+constexpr uint64_t kBufGpa = 0x4000000;  // packet buffers, clear of the rings
+constexpr uint16_t kDescWrite = 2;
+constexpr uint16_t kNoInterrupt = 1;  // VRING_AVAIL_F_NO_INTERRUPT
+
+// A split ring in guest RAM seen from the guest side (virtio 1.x §2.7).
+struct GuestRing {
+    const VringConfig& v;
+    template <typename T>
+    T* at(uint64_t gpa) const { return reinterpret_cast<T*>(uintptr_t(guest_ram() + gpa)); }
+    uint16_t* avail_flags() const { return at<uint16_t>(v.avail_gpa); }
+    uint16_t avail_idx() const { return __atomic_load_n(at<uint16_t>(v.avail_gpa + 2), __ATOMIC_ACQUIRE); }
+    uint16_t used_idx() const { return __atomic_load_n(at<uint16_t>(v.used_gpa + 2), __ATOMIC_ACQUIRE); }
+    // One single-descriptor chain at the next avail slot (descriptor = slot).
+    void post(uint64_t buf, uint32_t len, uint16_t flags) const {
+        uint16_t idx = avail_idx();
+        uint16_t d = uint16_t(idx % v.size);
+        std::byte* desc = at<std::byte>(v.desc_gpa + 16ull * d);
+        std::memcpy(desc, &buf, 8);
+        std::memcpy(desc + 8, &len, 4);
+        std::memcpy(desc + 12, &flags, 2);
+        std::memset(desc + 14, 0, 2);
+        at<uint16_t>(v.avail_gpa + 4)[d] = d;
+        __atomic_store_n(at<uint16_t>(v.avail_gpa + 2), uint16_t(idx + 1), __ATOMIC_RELEASE);
+    }
+};
+
+// Reads an eventfd's counter (0 when nothing was written).
+uint64_t drain(const UniqueFd& fd) {
+    uint64_t n = 0;
+    return read(fd.get(), &n, sizeof n) == ssize_t(sizeof n) ? n : 0;
+}
+
+template <typename F>
+bool eventually(F&& f) {
+    for (int i = 0; i < 5000; i++) {
+        if (f()) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return false;
+}
+
+struct Pair : Interrupts {
+    GuestConfig g;
+    UniqueFd call[2];
+
+    void start() {
+        open("cx7", 1);
+        g = guest_in_ram(2);
+        for (int i = 0; i < 2; i++) {
+            auto fd = UniqueFd::eventfd(0, EFD_NONBLOCK);
+            ASSERT_TRUE(fd);
+            call[i] = std::move(*fd);
+            g.vrings[i].callfd = call[i].get();
+        }
+        enable_all(2);
+        ASSERT_TRUE(dev->configure(g));
+    }
+    // What vhost does with dev_close's indexes: the next dev_conf's bases.
+    void hand_back(const std::vector<RingIndexes>& out) {
+        for (const auto& ri : out) {
+            g.vrings[ri.ring].last_avail_idx = ri.last_avail_idx;
+            g.vrings[ri.ring].last_used_idx = ri.last_used_idx;
+        }
+    }
+    // One packet TX ring 1 -> RX ring 0, kicked; waits for both used indexes.
+    void one_packet() {
+        GuestRing rx{g.vrings[0]}, tx{g.vrings[1]};
+        uint16_t rx_used = rx.used_idx(), tx_used = tx.used_idx();
+        rx.post(kBufGpa, 2048, kDescWrite);
+        tx.post(kBufGpa + 4096, 12 + 64, 0);  // virtio-net header + 64 bytes
+        ASSERT_TRUE(emu_dev().kick(dev->vq_info()[1].obj_id));
+        ASSERT_TRUE(eventually([&] { return rx.used_idx() == uint16_t(rx_used + 1) &&
+                                            tx.used_idx() == uint16_t(tx_used + 1); }));
+    }
+};
+
+TEST_F(Pair, VirtqsNameTheirOwnFirmwareQp) {
+    start();
+    uint32_t q0 = fw(0).attr.event_qpn_or_msix, q1 = fw(1).attr.event_qpn_or_msix;
+    EXPECT_EQ(fw(0).attr.event_mode, prm::EventMode::QP);
+    EXPECT_EQ(fw(1).attr.event_mode, prm::EventMode::QP);
+    EXPECT_NE(q0, 0u);
+    EXPECT_NE(q1, 0u);
+    EXPECT_NE(q0, q1);
+    EXPECT_TRUE(dev->irq_stats().enabled);
+}
+
+TEST_F(Pair, UsedBuffersEndAsCallfdWrites) {
+    start();
+    EXPECT_EQ(drain(call[0]) + drain(call[1]), 0u);  // idle: nothing
+    one_packet();
+    uint64_t got[2] = {};
+    ASSERT_TRUE(eventually([&] {
+        for (int i = 0; i < 2; i++) got[i] += drain(call[i]);
+        return got[0] >= 1 && got[1] >= 1;
+    }));
+    EXPECT_EQ(got[0], 1u);  // one used buffer each: one interrupt each
+    EXPECT_EQ(got[1], 1u);
+    EXPECT_EQ(dev->irq_calls(0), 1u);
+    EXPECT_EQ(dev->irq_calls(1), 1u);
+    // Re-armed: the next packet interrupts again.
+    one_packet();
+    ASSERT_TRUE(eventually([&] { return dev->irq_calls(0) == 2 && dev->irq_calls(1) == 2; }));
+    EXPECT_EQ(drain(call[0]), 1u);
+    EXPECT_EQ(drain(call[1]), 1u);
+    auto s = dev->irq_stats();
+    EXPECT_EQ(s.completions, 4u);
+    EXPECT_EQ(s.calls, 4u);
+    EXPECT_EQ(s.no_callfd, 0u);
+}
+
+TEST_F(Pair, NoInterruptFlagSilencesTheRingNotItsTraffic) {
+    start();
+    GuestRing rx{g.vrings[0]}, tx{g.vrings[1]};
+    *rx.avail_flags() = kNoInterrupt;
+    *tx.avail_flags() = kNoInterrupt;
+    for (int i = 0; i < 5; i++) one_packet();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // a late one would show
+    EXPECT_EQ(drain(call[0]) + drain(call[1]), 0u);
+    EXPECT_EQ(dev->irq_stats().completions, 0u);
+    *rx.avail_flags() = 0;  // only RX wants them back
+    one_packet();
+    ASSERT_TRUE(eventually([&] { return dev->irq_calls(0) == 1; }));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_EQ(dev->irq_calls(1), 0u);
+}
+
+TEST_F(Pair, EventQpsSurviveCloseAndConf) {
+    start();
+    uint32_t q0 = fw(0).attr.event_qpn_or_msix;
+    auto objects = emu_dev().object_counts();
+    for (int cycle = 0; cycle < 3; cycle++) {
+        std::vector<RingIndexes> out;
+        ASSERT_TRUE(dev->close(out));
+        hand_back(out);
+        enable_all(2);
+        ASSERT_TRUE(dev->configure(g));
+        one_packet();
+        ASSERT_TRUE(eventually([&] { return dev->irq_calls(0) == uint64_t(cycle + 1); }));
+    }
+    EXPECT_EQ(fw(0).attr.event_qpn_or_msix, q0);
+    EXPECT_EQ(emu_dev().object_counts().virtqs, objects.virtqs);
+    EXPECT_EQ(drain(call[0]), 3u);
+}
+
+TEST_F(Pair, CleanupDropsTheCallfds) {
+    start();
+    std::vector<RingIndexes> out;
+    ASSERT_TRUE(dev->close(out));
+    hand_back(out);
+    dev->cleanup();
+    // No vhost connection: the device may still complete (a resume by the
+    // application), nobody is told, nothing is written to a stale fd.
+    enable_all(2);
+    g.vrings[0].callfd = g.vrings[1].callfd = -1;
+    ASSERT_TRUE(dev->configure(g));
+    one_packet();
+    ASSERT_TRUE(eventually([&] { return dev->irq_stats().no_callfd >= 2; }));
+    EXPECT_EQ(drain(call[0]) + drain(call[1]), 0u);
+}
+
+TEST_F(Interrupts, EventModeNoneKeepsNoMsix) {
+    event_mode = EventMode::None;
+    open("cx7", 1);
+    EXPECT_EQ(fw(0).attr.event_mode, prm::EventMode::NO_MSIX);
+    EXPECT_FALSE(dev->irq_stats().enabled);
+}
+
+}  // namespace
+}  // namespace mlx5async::core
