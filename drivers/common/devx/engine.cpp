@@ -105,26 +105,95 @@ Result<void> Engine::Impl::setup() {
     return {};
 }
 
+namespace {
+
+// Whether the loop has nothing to do with this job but bookkeeping: its
+// chain ended (done, or failed with a final error) or went on as an async
+// QUERY whose completion will wake the loop anyway.
+bool job_is_quiet(const Job& j) {
+    if (j.query_ret == 0) return true;
+    if (j.query_ret > 0 || j.outcomes.empty()) return false;
+    const Command& c = j.steps[j.outcomes.size() - 1];
+    const Outcome& o = j.outcomes.back();
+    if (!outcome_ok(c, o)) return !outcome_busy_query(c, o);  // busy: requeued
+    return j.outcomes.size() == j.steps.size() && !j.more_after;
+}
+
+}  // namespace
+
 void Engine::Impl::worker_run(std::unique_ptr<Job> job) noexcept {
     // A batch that returned (deadline) issues nothing more: a queued job of
     // it goes back unrun (no outcomes) and is discarded as stale.
     bool stale = job->skip_if_stale && job->gen != live_gen.load(std::memory_order_acquire);
-    if (!stale) job->outcomes.resize(job->steps.size());
-    for (size_t i = 0; i < job->outcomes.size(); ++i) {
+    if (!stale) run_steps(*job);
+    bool quiet = job_is_quiet(*job);
+    if (job->continue_async)
+        for (size_t i = 0; i < job->outcomes.size(); ++i) {
+            if (outcome_busy_query(job->steps[i], job->outcomes[i])) break;
+            job->results.push_back(finish_step(std::move(job->steps[i]), std::move(job->outcomes[i])));
+        }
+    hand_back(std::move(job), quiet);
+}
+
+void Engine::Impl::run_steps(Job& job) noexcept {
+    bool slot = job.holds_slot;
+    for (size_t i = 0; i < job.steps.size(); ++i) {
+        if (i > 0) {
+            if (!(job.chain || job.continue_async) ||
+                !outcome_ok(job.steps[i - 1], job.outcomes[i - 1]))
+                break;
+            if (job.continue_async) {
+                if (job.gen != live_gen.load(std::memory_order_acquire)) break;  // batch returned
+                if (job.steps[i].kind == CmdKind::Query && opt.async_query) {
+                    issue_continuation_query(job, i);  // takes the slot over
+                    return;
+                }
+                // A blocking step runs on with the same slot.
+            } else {
+                throttle.release();  // threads: a slot per blocking call, as the kernel's semaphore
+                slot = false;
+            }
+        }
         // Blocking commands wait for a slot, as mlx5_core's semaphore makes them.
-        if (!job->holds_slot) throttle.acquire();
-        execute_blocking(job->steps[i], job->outcomes[i]);
-        throttle.release();
-        job->holds_slot = false;
-        if (!job->chain || !outcome_ok(job->steps[i], job->outcomes[i])) break;
+        if (!slot) throttle.acquire();
+        slot = true;
+        job.outcomes.emplace_back();
+        execute_blocking(job.steps[i], job.outcomes.back());
     }
-    bool was_empty;
-    {
-        std::lock_guard lk(done_mu);
-        was_empty = done.empty();
-        done.push_back(std::move(job));
+    if (slot) throttle.release();
+}
+
+void Engine::Impl::issue_continuation_query(Job& job, size_t i) noexcept {
+    Command& c = job.steps[i];
+    job.query_issued = Clock::now();
+    int ret = api.obj_query_async(c.obj, c.in.data(), c.in.size(), c.outlen,
+                                  make_wr_id(job.gen, job.entry), comp.get());
+    if (ret < 0) ret = -ret;
+    job.query_ret = ret;
+    // Issued: the slot is the query's until the loop reads its completion.
+    if (ret != 0) throttle.release();
+}
+
+void Engine::Impl::hand_back(std::unique_ptr<Job> job, bool quiet) noexcept {
+    std::lock_guard lk(done_mu);
+    bool wake = true;  // a returned batch (drain() waits) or the threads strategy
+    if (job->skip_if_stale && job->gen == live_gen.load(std::memory_order_relaxed)) {
+        bool last = --live_jobs == 0;  // the loop must see the batch end
+        wake = last || loop_waiting || !quiet;
     }
-    if (was_empty) work_fd.signal();  // the loop takes the whole list per wake-up
+    done.push_back(std::move(job));
+    if (wake) signal_locked();
+}
+
+void Engine::Impl::signal_locked() noexcept {
+    if (signalled) return;  // one pending wake-up takes the whole list
+    signalled = true;
+    work_fd.signal();
+}
+
+void Engine::Impl::wake_loop() noexcept {
+    std::lock_guard lk(done_mu);
+    signal_locked();
 }
 
 void Engine::Impl::post(std::unique_ptr<Job> job) {
@@ -132,16 +201,33 @@ void Engine::Impl::post(std::unique_ptr<Job> job) {
     pool->post(std::move(job));
 }
 
+void Engine::Impl::post_live(std::vector<std::unique_ptr<Job>>& jobs) {
+    if (jobs.empty()) return;
+    jobs_out.fetch_add(static_cast<unsigned>(jobs.size()));
+    {
+        std::lock_guard lk(done_mu);
+        live_jobs += static_cast<unsigned>(jobs.size());
+    }
+    pool->post_all(jobs);
+}
+
 std::vector<std::unique_ptr<Job>> Engine::Impl::take_done() {
     std::vector<std::unique_ptr<Job>> out;
     std::lock_guard lk(done_mu);
     out.swap(done);
     jobs_out.fetch_sub(static_cast<unsigned>(out.size()));
+    if (signalled) {  // under done_mu: signalled <=> work_fd readable
+        work_fd.drain();
+        signalled = false;
+    }
     return out;
 }
 
 void Engine::Impl::discard_stale(Job& job) noexcept {
-    for (size_t i = 0; i < job.outcomes.size(); ++i) discard_outcome(job.steps[i], job.outcomes[i]);
+    // Results made on the worker release what they hold (a created object
+    // is destroyed) with the job.
+    for (size_t i = job.results.size(); i < job.outcomes.size(); ++i)
+        discard_outcome(job.steps[i], job.outcomes[i]);
     EngineStats d;
     d.stale_completions = 1;
     add_stats(d);
@@ -170,7 +256,6 @@ void Engine::Impl::drain_stale_completions() noexcept {
         d.stale_completions = 1;
         add_stats(d);
     }
-    work_fd.drain();
     for (auto& j : take_done()) discard_stale(*j);
 }
 
@@ -252,7 +337,7 @@ void Engine::shutdown() noexcept {
     if (!impl_) return;
     Impl& m = *impl_;
     m.closed.store(true);
-    if (m.work_fd.valid()) m.work_fd.signal();  // a running async batch wakes up and returns
+    if (m.work_fd.valid()) m.wake_loop();  // a running async batch wakes up and returns
     std::lock_guard lk(m.run_mu);
     if (!m.released) m.release_all();
 }

@@ -3,8 +3,10 @@
 #include <sys/epoll.h>
 #include <sys/timerfd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <deque>
+#include <unordered_map>
 #include <vector>
 
 #include "common/base/log_sink.hpp"
@@ -13,17 +15,16 @@
 namespace mlx5async::devx {
 namespace {
 
-constexpr int kGenShift = 32;
 // A step refused this many times (EBUSY/EAGAIN) fails with that errno.
 constexpr unsigned kMaxBusyRetries = 100000;
-
-uint64_t make_wr_id(uint32_t gen, uint32_t entry) { return (uint64_t(gen) << kGenShift) | entry; }
 
 timespec to_timespec(Clock::time_point t) {
     auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
     if (ns < 1) ns = 1;  // zero would disarm the timer
     return timespec{static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
 }
+
+bool is_busy(int ret) { return ret == EBUSY || ret == EAGAIN; }
 
 // One batch in the async loop. Each entry has at most one step in flight:
 // `next[e]` is the step waiting for a slot or issued; wr_ids and jobs carry
@@ -33,16 +34,22 @@ public:
     AsyncRun(Engine::Impl& m, Batch& b, BatchResult& res)
         : m_(m), entries_(b.entries()), res_(res), gen_(++m.gen), next_(entries_.size(), 0),
           issued_at_(entries_.size()), in_flight_(entries_.size(), false),
-          open_(entries_.size(), false) {}
+          at_worker_(entries_.size(), false), open_(entries_.size(), false) {}
 
     void run(Clock::time_point deadline);
 
 private:
+    void start();
+    void finish();
     void dispatch();
     void issue(uint32_t e, bool slot_held);
+    void on_busy(uint32_t e);
     void post_blocking(uint32_t e, bool slot_held);
+    bool record(uint32_t e, StepResult r);
     void complete(uint32_t e, StepResult r);
-    void on_work();
+    void complete_query(uint32_t e, Outcome o);
+    bool take_jobs();
+    void on_job(std::unique_ptr<Job> job);
     void on_comp();
     void expire(StepState why);
     void arm_timer(Clock::time_point deadline, bool on);
@@ -54,22 +61,52 @@ private:
     std::vector<size_t> next_;
     std::vector<Clock::time_point> issued_at_;
     std::vector<bool> in_flight_;
+    std::vector<bool> at_worker_;  // its step(s) are in a job not yet back
     std::vector<bool> open_;
     size_t open_count_ = 0;
+    size_t query_outlen_ = 0;     // largest QUERY output of the batch
     std::deque<uint32_t> ready_;  // waiting for a throttle slot; continuations first
     std::vector<uint32_t> busy_;  // async QUERY refused (EBUSY): retry after a completion
+    // Completions of QUERYs a worker issued, read before that worker's job
+    // came back (the job still holds the command).
+    std::unordered_map<uint32_t, Outcome> early_;
+    std::vector<std::unique_ptr<Job>> to_post_;  // blocking jobs for the workers
+    bool posted_any_ = false;
     EngineStats d_;
 };
 
-void AsyncRun::run(Clock::time_point deadline) {
+void AsyncRun::start() {
     for (uint32_t e = 0; e < entries_.size(); ++e) {
         if (entries_[e].steps.empty()) continue;
         open_[e] = true;
         ++open_count_;
         ready_.push_back(e);
+        for (const Command& c : entries_[e].steps)
+            if (c.kind == CmdKind::Query) query_outlen_ = std::max(query_outlen_, c.outlen);
     }
+    // Workers issue QUERYs too: the buffer must fit any of them before they do.
+    size_t need = sizeof(mlx5dv_devx_async_cmd_hdr) + query_outlen_;
+    if (m_.comp_buf.size() < need) m_.comp_buf.resize(need);
     m_.throttle.reset_peak();
+    std::lock_guard lk(m_.done_mu);
+    m_.live_jobs = 0;
+    m_.loop_waiting = false;
     m_.live_gen.store(gen_, std::memory_order_release);
+}
+
+void AsyncRun::finish() {
+    {
+        std::lock_guard lk(m_.done_mu);
+        m_.live_gen.store(0, std::memory_order_release);
+        m_.loop_waiting = false;
+    }
+    res_.peak_inflight = m_.throttle.peak();
+    m_.add_stats(d_);
+}
+
+void AsyncRun::run(Clock::time_point deadline) {
+    start();
+    dispatch();  // the first commands before the timer: one syscall less before they start
     bool timed = deadline != Clock::time_point::max();
     if (timed) arm_timer(deadline, true);
     while (open_count_ > 0) {
@@ -79,6 +116,7 @@ void AsyncRun::run(Clock::time_point deadline) {
         }
         dispatch();
         if (open_count_ == 0) break;
+        if (take_jobs()) continue;  // jobs came back while we were busy: no sleep
         epoll_event evs[4];
         int n = ::epoll_wait(m_.epoll.get(), evs, 4, -1);
         if (n < 0) {
@@ -91,9 +129,11 @@ void AsyncRun::run(Clock::time_point deadline) {
         for (int i = 0; i < n; ++i) {
             int fd = evs[i].data.fd;
             if (fd == m_.work_fd.get()) {
-                on_work();
-                completion = true;
+                take_jobs();  // drains work_fd
             } else if (fd == m_.comp.fd()) {
+                // Jobs first: a worker hands its job back before the QUERY it
+                // issued can complete, so its completion finds the step issued.
+                take_jobs();
                 on_comp();
                 completion = true;
             } else if (fd == m_.timer_fd.get()) {
@@ -107,10 +147,8 @@ void AsyncRun::run(Clock::time_point deadline) {
         }
         if (timeout && open_count_ > 0) expire(StepState::TimedOut);
     }
-    m_.live_gen.store(0, std::memory_order_release);
     if (timed) arm_timer(deadline, false);
-    res_.peak_inflight = m_.throttle.peak();
-    m_.add_stats(d_);
+    finish();
 }
 
 void AsyncRun::arm_timer(Clock::time_point deadline, bool on) {
@@ -136,6 +174,7 @@ void AsyncRun::dispatch() {
         ready_.pop_front();
         issue(e, true);
     }
+    m_.post_live(to_post_);
 }
 
 void AsyncRun::issue(uint32_t e, bool slot_held) {
@@ -147,8 +186,6 @@ void AsyncRun::issue(uint32_t e, bool slot_held) {
     issued_at_[e] = Clock::now();
     if (c.kind != CmdKind::Query || !m_.opt.async_query) return post_blocking(e, slot_held);
 
-    size_t need = sizeof(mlx5dv_devx_async_cmd_hdr) + c.outlen;
-    if (m_.comp_buf.size() < need) m_.comp_buf.resize(need);
     int ret = m_.api.obj_query_async(c.obj, c.in.data(), c.in.size(), c.outlen,
                                      make_wr_id(gen_, e), m_.comp.get());
     if (ret < 0) ret = -ret;
@@ -157,20 +194,11 @@ void AsyncRun::issue(uint32_t e, bool slot_held) {
         return;
     }
     m_.throttle.release();
-    if (ret == EBUSY || ret == EAGAIN) {
+    if (is_busy(ret)) {
         // Expected outcome, not an error: the kernel's command slots are full.
         ++r.busy_retries;
         ++d_.busy_retries;
-        if (m_.throttle.in_flight() > 0) {  // a completion will come and requeue it
-            r.state = StepState::Queued;
-            in_flight_[e] = false;
-            busy_.push_back(e);
-            return;
-        }
-        // Nothing of ours in flight to wake us: the blocking query waits for a
-        // slot in the kernel instead.
-        ++d_.blocking_fallbacks;
-        return post_blocking(e, false);
+        return on_busy(e);
     }
     Outcome o;
     o.ran = true;
@@ -179,56 +207,155 @@ void AsyncRun::issue(uint32_t e, bool slot_held) {
     complete(e, finish_step(std::move(c), std::move(o)));
 }
 
+// Step next_[e], a QUERY, was refused (EBUSY/EAGAIN) and holds no slot.
+void AsyncRun::on_busy(uint32_t e) {
+    if (m_.throttle.in_flight() > 0) {  // a completion will come and requeue it
+        res_.entries[e].steps[next_[e]].state = StepState::Queued;
+        in_flight_[e] = false;
+        busy_.push_back(e);
+        return;
+    }
+    // Nothing of ours in flight to wake us: the blocking query waits for a
+    // slot in the kernel instead.
+    ++d_.blocking_fallbacks;
+    post_blocking(e, false);
+}
+
 void AsyncRun::post_blocking(uint32_t e, bool slot_held) {
+    auto& steps = entries_[e].steps;
     auto job = std::make_unique<Job>();
     job->gen = gen_;
     job->entry = e;
     job->holds_slot = slot_held;  // else the worker takes one; it releases it either way
     job->skip_if_stale = true;
-    job->steps.push_back(std::move(entries_[e].steps[next_[e]]));
-    m_.post(std::move(job));
+    job->continue_async = true;
+    job->first_step = next_[e];
+    job->steps.push_back(std::move(steps[next_[e]]));
+    // The worker goes on with the chain, up to a DESTROY: its object must stay
+    // in the batch, to be handed back if the chain stops before it.
+    size_t k = next_[e] + 1;
+    for (; k < steps.size() && steps[k].kind != CmdKind::Destroy; ++k)
+        job->steps.push_back(std::move(steps[k]));
+    job->more_after = k < steps.size();
+    in_flight_[e] = true;
+    at_worker_[e] = true;
+    to_post_.push_back(std::move(job));  // posted together at the end of dispatch()
+    if (!posted_any_) {
+        // The batch's first job goes at once: its worker's wake-up overlaps
+        // with building the others.
+        posted_any_ = true;
+        m_.post_live(to_post_);
+    }
 }
 
-void AsyncRun::complete(uint32_t e, StepResult r) {
-    in_flight_[e] = false;
+// Stores the result of step next_[e]; true when the chain goes on with the
+// next step, false when it ended (that was the last step, or it failed: the
+// rest is Cancelled).
+bool AsyncRun::record(uint32_t e, StepResult r) {
     size_t k = next_[e];
     bool ok = r.ok();
     r.busy_retries = res_.entries[e].steps[k].busy_retries;  // counted while it waited
     res_.entries[e].steps[k] = std::move(r);
     if (ok && k + 1 < entries_[e].steps.size()) {
         next_[e] = k + 1;
-        ready_.push_front(e);  // pipelined: the next step as soon as this one completed
-        return;
+        return true;
     }
     if (!ok) close_chain(entries_[e].steps, res_.entries[e].steps, k + 1, StepState::Cancelled);
     open_[e] = false;
     --open_count_;
+    return false;
 }
 
-void AsyncRun::on_work() {
-    m_.work_fd.drain();
-    for (auto& job : m_.take_done()) {
-        if (job->gen != gen_ || job->entry >= entries_.size() || !in_flight_[job->entry]) {
-            m_.discard_stale(*job);
-            continue;
+void AsyncRun::complete(uint32_t e, StepResult r) {
+    in_flight_[e] = false;
+    // Pipelined: the next step as soon as this one completed.
+    if (record(e, std::move(r))) ready_.push_front(e);
+}
+
+void AsyncRun::complete_query(uint32_t e, Outcome o) {
+    Command& c = entries_[e].steps[next_[e]];
+    o.out.resize(c.outlen);
+    o.issued = issued_at_[e];
+    complete(e, finish_step(std::move(c), std::move(o)));
+}
+
+// Takes the jobs workers handed back; false when there were none (then the
+// loop may sleep, and tells the workers what it waits for).
+bool AsyncRun::take_jobs() {
+    std::vector<std::unique_ptr<Job>> jobs;
+    {
+        std::lock_guard lk(m_.done_mu);
+        if (m_.done.empty()) {
+            m_.loop_waiting = !ready_.empty() || !busy_.empty() || !early_.empty();
+            return false;
         }
-        uint32_t e = job->entry;
-        Command& c = job->steps[0];
-        const Outcome& o = job->outcomes[0];
-        if (c.kind == CmdKind::Query && (o.ret == EBUSY || o.ret == EAGAIN) && outcome_status(c, o) == 0 &&
-            res_.entries[e].steps[next_[e]].busy_retries < kMaxBusyRetries) {
-            // A fallback query refused too (only fault injection does that to a
-            // blocking call): requeue it like an async EBUSY.
-            ++res_.entries[e].steps[next_[e]].busy_retries;
-            ++d_.busy_retries;
-            res_.entries[e].steps[next_[e]].state = StepState::Queued;
-            entries_[e].steps[next_[e]] = std::move(c);
-            in_flight_[e] = false;
-            busy_.push_back(e);
-            continue;
-        }
-        complete(e, finish_step(std::move(c), std::move(job->outcomes[0])));
     }
+    jobs = m_.take_done();
+    for (auto& job : jobs) on_job(std::move(job));
+    // A finished job freed a slot: EBUSY refusals may retry.
+    for (auto it = busy_.rbegin(); it != busy_.rend(); ++it) ready_.push_front(*it);
+    busy_.clear();
+    return true;
+}
+
+void AsyncRun::on_job(std::unique_ptr<Job> job) {
+    uint32_t e = job->entry;
+    if (job->gen != gen_ || e >= entries_.size() || !at_worker_[e]) return m_.discard_stale(*job);
+    at_worker_[e] = false;
+    in_flight_[e] = false;
+    auto& steps = entries_[e].steps;
+    const size_t ran = job->outcomes.size();
+    for (size_t i = ran; i < job->steps.size(); ++i)  // not run: back to the batch
+        steps[job->first_step + i] = std::move(job->steps[i]);
+    for (size_t i = 0; i < ran; ++i) {
+        if (i > 0) ++d_.steps_issued;
+        if (i < job->results.size()) {
+            if (!record(e, std::move(job->results[i]))) return;  // chain ended
+            continue;
+        }
+        // A blocking query refused (outcome_busy_query): requeue it like an
+        // async EBUSY, up to the retry limit.
+        Command& c = job->steps[i];
+        StepResult& r = res_.entries[e].steps[next_[e]];
+        if (r.busy_retries >= kMaxBusyRetries) {
+            record(e, finish_step(std::move(c), std::move(job->outcomes[i])));
+            return;
+        }
+        ++r.busy_retries;
+        ++d_.busy_retries;
+        r.state = StepState::Queued;
+        steps[next_[e]] = std::move(c);
+        busy_.push_back(e);
+        return;
+    }
+    StepResult& r = res_.entries[e].steps[next_[e]];
+    if (ran == 0 || job->query_ret < 0) {  // the worker stopped before this step
+        ready_.push_front(e);
+        return;
+    }
+    ++d_.steps_issued;
+    r.state = StepState::Issued;
+    issued_at_[e] = job->query_issued;
+    if (job->query_ret == 0) {  // a QUERY the worker issued: its completion comes here
+        ++d_.async_queries;
+        in_flight_[e] = true;
+        if (auto it = early_.find(e); it != early_.end()) {
+            Outcome o = std::move(it->second);
+            early_.erase(it);
+            complete_query(e, std::move(o));
+        }
+        return;
+    }
+    if (is_busy(job->query_ret)) {
+        ++r.busy_retries;
+        ++d_.busy_retries;
+        return on_busy(e);
+    }
+    Outcome o;
+    o.ran = true;
+    o.ret = job->query_ret;
+    o.issued = o.completed = job->query_issued;
+    complete(e, finish_step(std::move(steps[next_[e]]), std::move(o)));
 }
 
 void AsyncRun::on_comp() {
@@ -244,14 +371,19 @@ void AsyncRun::on_comp() {
             m_.add_stats(s);
             continue;
         }
-        Command& c = entries_[e].steps[next_[e]];
         Outcome o;
         o.ran = true;
-        o.out.assign(reinterpret_cast<const std::byte*>(hdr->out_data),
-                     reinterpret_cast<const std::byte*>(hdr->out_data) + c.outlen);
-        o.issued = issued_at_[e];
+        auto* out = reinterpret_cast<const std::byte*>(hdr->out_data);
         o.completed = now;
-        complete(e, finish_step(std::move(c), std::move(o)));
+        if (at_worker_[e]) {
+            // Issued by a worker whose job is not back yet: keep the output
+            // until it is (take_jobs() before the loop sleeps).
+            o.out.assign(out, out + query_outlen_);
+            early_[e] = std::move(o);
+            continue;
+        }
+        o.out.assign(out, out + entries_[e].steps[next_[e]].outlen);
+        complete_query(e, std::move(o));
     }
 }
 
@@ -264,6 +396,7 @@ void AsyncRun::expire(StepState why) {
     open_count_ = 0;
     ready_.clear();
     busy_.clear();
+    early_.clear();
 }
 
 }  // namespace

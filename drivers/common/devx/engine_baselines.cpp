@@ -88,7 +88,6 @@ BatchResult Engine::Impl::run_threads(Batch&& b, Clock::time_point deadline) {
         post(std::move(job));
     }
     while (pending > 0) {
-        work_fd.drain();
         for (auto& job : take_done()) {
             if (job->gen != g || !open[job->entry]) {
                 discard_stale(*job);

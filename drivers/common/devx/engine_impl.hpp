@@ -33,8 +33,16 @@ struct Engine::Impl {
     UniqueFd timer_fd; // timerfd: the batch deadline
     std::unique_ptr<WorkerPool> pool;
 
-    std::mutex done_mu;  // protects done
+    // Worker -> loop hand-off. A worker wakes the loop (work_fd) only when it
+    // has something to do: its batch returned (drain), the job left a step
+    // for the loop, it was the batch's last job, or the loop waits for a slot,
+    // an EBUSY retry or an early completion's job. Otherwise the job waits in
+    // `done` for the loop's next wake-up (a QUERY completion, another job).
+    std::mutex done_mu;  // protects done, signalled, loop_waiting, live_jobs, live_gen writes
     std::vector<std::unique_ptr<Job>> done;
+    bool signalled = false;     // work_fd is readable (every write and drain under done_mu)
+    bool loop_waiting = false;  // the loop sleeps on something a finished job may give it
+    unsigned live_jobs = 0;     // jobs of the live batch posted and not finished
     std::atomic<unsigned> jobs_out{0};  // posted to the pool, not yet taken from `done`
 
     std::mutex run_mu;  // one batch at a time; held by run() and by shutdown()
@@ -42,7 +50,8 @@ struct Engine::Impl {
     bool released = false;            // under run_mu: resources gone
     uint32_t gen = 0;                 // under run_mu: batch generation
     std::atomic<uint32_t> live_gen{0};  // the async batch running now (0: none); workers
-                                        // skip queued jobs of a batch that returned
+                                        // skip queued jobs of a batch that returned;
+                                        // written under done_mu
     std::vector<std::byte> comp_buf;  // under run_mu: mlx5dv_devx_async_cmd_hdr + out
 
     mutable std::mutex stats_mu;  // protects stats
@@ -51,10 +60,17 @@ struct Engine::Impl {
     Result<void> setup();
     void release_all() noexcept;
 
-    // Worker side: run the job's command(s), hand it to `done`, wake the loop.
+    // Worker side: run the job's command(s), hand it to `done`, wake the loop
+    // when it needs to act.
     void worker_run(std::unique_ptr<Job> job) noexcept;
+    void run_steps(Job& job) noexcept;
+    void issue_continuation_query(Job& job, size_t i) noexcept;
+    void hand_back(std::unique_ptr<Job> job, bool quiet) noexcept;
+    void signal_locked() noexcept;  // under done_mu: make work_fd readable
+    void wake_loop() noexcept;
     void post(std::unique_ptr<Job> job);
-    std::vector<std::unique_ptr<Job>> take_done();
+    void post_live(std::vector<std::unique_ptr<Job>>& jobs);  // async batch jobs, in one go
+    std::vector<std::unique_ptr<Job>> take_done();  // also drains work_fd
     // A job or async completion of an earlier batch: free and count it.
     void discard_stale(Job& job) noexcept;
     void drain_stale_completions() noexcept;
@@ -64,6 +80,13 @@ struct Engine::Impl {
     BatchResult run_sequential(Batch&& b, Clock::time_point deadline);
     BatchResult run_threads(Batch&& b, Clock::time_point deadline);
 };
+
+// Async QUERY wr_id: batch generation and entry, so a late completion is
+// recognised as stale.
+constexpr int kGenShift = 32;
+inline uint64_t make_wr_id(uint32_t gen, uint32_t entry) {
+    return (uint64_t(gen) << kGenShift) | entry;
+}
 
 // Results skeleton: every step Queued with its command's identity.
 BatchResult make_result_skeleton(const Batch& b);

@@ -49,6 +49,11 @@ uint8_t outcome_status(const Command& c, const Outcome& o) noexcept {
     return has_status(c, o) ? static_cast<uint8_t>(o.out[0]) : 0;
 }
 
+bool outcome_busy_query(const Command& c, const Outcome& o) noexcept {
+    return c.kind == CmdKind::Query && (o.ret == EBUSY || o.ret == EAGAIN) &&
+           outcome_status(c, o) == 0;
+}
+
 bool outcome_ok(const Command& c, const Outcome& o) noexcept {
     if (has_status(c, o) && o.out[0] != std::byte{0}) return false;
     return o.ret == 0;

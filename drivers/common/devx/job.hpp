@@ -28,9 +28,26 @@ struct Job {
     bool chain = false;  // run every step in order until one fails (threads strategy)
     bool holds_slot = false;  // a throttle slot was taken for it by the loop
     bool skip_if_stale = false;  // not run when its batch returned before a worker took it
+    // Async strategy: after a step succeeds, the worker goes on with the next
+    // one itself, keeping the throttle slot: a blocking step in place, a QUERY
+    // through obj_query_async (then the job ends). The epoll loop is not
+    // woken in between: one thread wake-up fewer per chain.
+    bool continue_async = false;
+    bool more_after = false;  // the entry has steps after `steps` (left in the batch)
+    size_t first_step = 0;    // the entry's index of steps[0]
+    int query_ret = -1;       // continuation QUERY: -1 not issued, 0 issued, else its errno
+    Clock::time_point query_issued{};
     std::vector<Command> steps;
-    std::vector<Outcome> outcomes;  // one per step that ran
+    std::vector<Outcome> outcomes;  // one per step that ran, in order
+    // Async strategy: outcomes[i] already turned into results on the worker
+    // (decode off the loop's critical path), all but a refused (EBUSY) QUERY
+    // the loop requeues; their steps are consumed.
+    std::vector<StepResult> results;
 };
+
+// A blocking QUERY refused with EBUSY/EAGAIN (only fault injection does that
+// to a blocking call): requeued like an async refusal, not a result.
+bool outcome_busy_query(const Command& c, const Outcome& o) noexcept;
 
 // Runs one command with rdma-core's blocking call (QUERY too).
 void execute_blocking(Command& c, Outcome& o) noexcept;

@@ -1,5 +1,8 @@
 #include "worker_pool.hpp"
 
+#include <algorithm>
+#include <cstdint>
+
 #include "common/base/named_thread.hpp"
 
 namespace mlx5async::devx {
@@ -20,12 +23,31 @@ void WorkerPool::post(std::unique_ptr<Job> job) {
     cv_.notify_one();
 }
 
+void WorkerPool::post_all(std::vector<std::unique_ptr<Job>>& jobs) {
+    if (jobs.empty()) return;
+    size_t wake;
+    {
+        std::lock_guard lk(mu_);
+        for (auto& j : jobs) queue_.push_back(std::move(j));
+        wake = std::min<size_t>(jobs.size(), idle_);
+        if (wake == idle_) wake = SIZE_MAX;
+    }
+    jobs.clear();
+    if (wake == SIZE_MAX) {
+        cv_.notify_all();  // one call wakes every idle worker
+    } else {
+        for (size_t i = 0; i < wake; ++i) cv_.notify_one();
+    }
+}
+
 void WorkerPool::loop() {
     for (;;) {
         std::unique_ptr<Job> job;
         {
             std::unique_lock lk(mu_);
+            ++idle_;
             cv_.wait(lk, [&] { return !queue_.empty() || stopping_; });
+            --idle_;
             if (queue_.empty()) return;  // stopping, nothing left to run
             job = std::move(queue_.front());
             queue_.pop_front();

@@ -27,6 +27,10 @@ public:
     WorkerPool& operator=(const WorkerPool&) = delete;
 
     void post(std::unique_ptr<Job> job);
+    // Queues them all under one lock, then wakes at most one idle worker per
+    // job: a batch's jobs posted one by one woke a worker per post, which
+    // preempted the poster before it could queue the next.
+    void post_all(std::vector<std::unique_ptr<Job>>& jobs);
     // Lets running jobs finish, joins every thread, returns the jobs never started.
     std::vector<std::unique_ptr<Job>> stop() noexcept;
     unsigned size() const noexcept { return static_cast<unsigned>(threads_.size()); }
@@ -38,6 +42,7 @@ private:
     std::mutex mu_;  // protects queue_
     std::condition_variable cv_;
     bool stopping_ = false;  // under mu_
+    unsigned idle_ = 0;      // under mu_: workers waiting on cv_
     std::deque<std::unique_ptr<Job>> queue_;
     std::vector<std::jthread> threads_;
 };
