@@ -25,20 +25,33 @@ const char* virtq_state_name(VirtqState s) noexcept {
     return "UNKNOWN_STATE";
 }
 
-// virtio-net feature bit numbers (virtio spec 5.1.3) of the features that
-// have a PRM mask bit.
+namespace {
+// Virtio-net feature bit (virtio 1.x §5.1.3) -> PRM mask bit (Linux
+// mlx5_vnet.c's mapping).
+struct FeatureMap {
+    unsigned virtio_bit, prm_bit;
+};
+constexpr FeatureMap kFeatureMap[] = {
+    {15, queue_feature_bits::MRG_RXBUF},  {13, queue_feature_bits::HOST_ECN},
+    {9, queue_feature_bits::GUEST_ECN},   {8, queue_feature_bits::GUEST_TSO6},
+    {7, queue_feature_bits::GUEST_TSO4},  {1, queue_feature_bits::GUEST_CSUM},
+    {0, queue_feature_bits::CSUM},        {12, queue_feature_bits::HOST_TSO6},
+    {11, queue_feature_bits::HOST_TSO4},
+};
+}  // namespace
+
 uint16_t queue_feature_mask(uint64_t f) noexcept {
-    namespace q = queue_feature_bits;
-    struct Map { unsigned virtio_bit, prm_bit; };
-    constexpr Map kMap[] = {
-        {15, q::MRG_RXBUF}, {13, q::HOST_ECN},  {9, q::GUEST_ECN},
-        {8, q::GUEST_TSO6}, {7, q::GUEST_TSO4}, {1, q::GUEST_CSUM},
-        {0, q::CSUM},       {12, q::HOST_TSO6}, {11, q::HOST_TSO4},
-    };
     uint16_t mask = 0;
-    for (const Map& m : kMap)
+    for (const FeatureMap& m : kFeatureMap)
         if ((f >> m.virtio_bit) & 1) mask |= uint16_t(1u << m.prm_bit);
     return mask;
+}
+
+uint64_t virtio_net_features_of(uint16_t mask) noexcept {
+    uint64_t f = 0;
+    for (const FeatureMap& m : kFeatureMap)
+        if ((mask >> m.prm_bit) & 1) f |= 1ull << m.virtio_bit;
+    return f;
 }
 
 namespace {

@@ -55,6 +55,9 @@ inline constexpr unsigned HOST_TSO4 = 12;  // DPDK tso_ipv4
 // Map virtio-net feature bits (VIRTIO_NET_F_*) to the 13-bit PRM mask:
 // bits 12..3 go to queue_feature_bit_mask_12_3, bits 2..0 to _2_0.
 uint16_t queue_feature_mask(uint64_t virtio_net_features) noexcept;
+// The reverse: virtio-net feature bits of a PRM mask (device_features_bits_mask
+// of the virtio emulation caps uses the same numbering).
+uint64_t virtio_net_features_of(uint16_t mask) noexcept;
 inline constexpr uint16_t queue_feature_mask_12_3(uint16_t mask) { return (mask >> 3) & 0x3ff; }
 inline constexpr uint8_t queue_feature_mask_2_0(uint16_t mask) { return mask & 0x7; }
 

@@ -371,6 +371,25 @@ TEST_F(DeviceCore, CleanupUnregistersGuestMemoryAndConfRegistersAgain) {
     EXPECT_EQ(fw(0).state, prm::VirtqState::RDY);
 }
 
+TEST_F(DeviceCore, OffersTheCapsOffloadsAndProgramsTheNegotiatedOnes) {
+    open("cx7", 1);
+    uint64_t offloads =
+        prm::virtio_net_features_of(emu_dev().profile().virtio.device_features_bits_mask);
+    EXPECT_NE(offloads, 0u);
+    EXPECT_EQ(dev->features() & offloads, offloads);
+    // The guest takes one offload of those offered: the virtqs carry exactly it.
+    uint64_t one = offloads & ~(offloads - 1);
+    auto g = guest(2);
+    g.features |= one;
+    enable_all(2);
+    ASSERT_TRUE(dev->configure(g));
+    uint16_t m = prm::queue_feature_mask(one);
+    for (uint16_t i = 0; i < 2; i++) {
+        EXPECT_EQ(fw(i).attr.queue_feature_bit_mask_12_3, prm::queue_feature_mask_12_3(m)) << i;
+        EXPECT_EQ(fw(i).attr.queue_feature_bit_mask_2_0, prm::queue_feature_mask_2_0(m)) << i;
+    }
+}
+
 TEST(DeviceOpen, UnknownProfileAndHardwareWithoutDeviceFailClearly) {
     DeviceConfig c;
     c.emu_spec = "cx9";

@@ -320,6 +320,22 @@ TEST(VirtqFeatures, VirtioFeatureBitsMapToPrmMask) {
     EXPECT_EQ(queue_feature_mask_12_3(m), 0x3c0);  // DPDK tso_ipv4..rx_csum
     EXPECT_EQ(queue_feature_mask_2_0(m), 0x4);
     EXPECT_EQ(queue_feature_mask(1ull << 32), 0);  // VIRTIO_F_VERSION_1 has no mask bit
+    EXPECT_EQ(virtio_net_features_of(m), f);
+}
+
+TEST(VirtqFeatures, EveryPrmMaskBitMapsBackToOneVirtioFeature) {
+    // The 13-bit mask (caps device_features_bits_mask uses the same numbering).
+    for (unsigned b = 0; b < 13; b++) {
+        uint64_t f = virtio_net_features_of(uint16_t(1u << b));
+        bool defined = b == 2 || b == 4 || (b >= 6 && b <= 12);
+        EXPECT_EQ(f != 0, defined) << b;
+        if (defined) {
+            EXPECT_EQ(f & (f - 1), 0u) << b;  // exactly one feature
+            EXPECT_EQ(queue_feature_mask(f), 1u << b) << b;
+        }
+    }
+    EXPECT_EQ(virtio_net_features_of(1u << 12), 1ull << 11);  // HOST_TSO4 (DPDK tso_ipv4)
+    EXPECT_EQ(virtio_net_features_of(1u << 9), 1ull << 1);    // GUEST_CSUM (DPDK rx_csum)
 }
 
 TEST(VirtqStateName, NamesFollowThePrm) {

@@ -86,6 +86,14 @@ prm::VirtqAttr Device::Impl::start_attr(const Vq& vq, const VringConfig* vr,
             a.virtio_version_1_0 = v1;
             a.modify_field_select |= mb::QUEUE_VIRTIO_VERSION;
         }
+        // The negotiated offloads (csum, TSO ...), in the PRM's numbering.
+        uint16_t qf = prm::queue_feature_mask(guest.features);
+        if (fresh || prm::queue_feature_mask_12_3(qf) != a.queue_feature_bit_mask_12_3 ||
+            prm::queue_feature_mask_2_0(qf) != a.queue_feature_bit_mask_2_0) {
+            a.queue_feature_bit_mask_12_3 = prm::queue_feature_mask_12_3(qf);
+            a.queue_feature_bit_mask_2_0 = prm::queue_feature_mask_2_0(qf);
+            a.modify_field_select |= mb::QUEUE_FEATURES;
+        }
     } else if (fresh) {
         // Re-created after a failed resume path: put the saved indexes back.
         a.hw_available_index = vq.saved_avail;
