@@ -4,15 +4,20 @@
 #include <vector>
 
 #include "common/prm/opcodes.hpp"
+#include "common/prm/virtq.hpp"
 
 namespace mlx5async::emu {
 namespace {
 
 constexpr uint64_t obj_bit(prm::ObjType t) { return 1ull << uint16_t(t); }
 
-// Virtio-net feature bits 12..0 reported in device_features_bits_mask:
-// CSUM(0), GUEST_CSUM(1), HOST_TSO4(11), HOST_TSO6(12).
-constexpr uint16_t kNetFeatures = (1u << 12) | (1u << 11) | (1u << 1) | (1u << 0);
+// device_features_bits_mask, in the PRM's numbering (prm::queue_feature_bits,
+// Linux MLX5_VIRTIO_NET_F_*), not virtio's. Only what the loopback implements
+// (doc/emulator.md, "Offloads"): CSUM (it completes NEEDS_CSUM checksums) and
+// GUEST_CSUM (it may deliver NEEDS_CSUM). Not HOST_TSO4/6: it does not
+// segment; not MRG_RXBUF: one receive buffer per packet.
+constexpr uint16_t kNetFeatures =
+    (1u << prm::queue_feature_bits::CSUM) | (1u << prm::queue_feature_bits::GUEST_CSUM);
 
 prm::GeneralCaps general_caps(uint16_t vhca_id) {
     prm::GeneralCaps g;

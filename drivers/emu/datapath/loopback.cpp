@@ -6,6 +6,58 @@
 namespace mlx5async::emu::dp {
 namespace {
 
+// virtio 1.x §5.1.6 struct virtio_net_hdr: byte offsets of the fields we use
+// (little-endian).
+constexpr size_t kHdrFlags = 0, kHdrCsumStart = 6, kHdrCsumOffset = 8, kHdrNumBuffers = 10;
+constexpr std::byte kNeedsCsum{1};  // VIRTIO_NET_HDR_F_NEEDS_CSUM
+
+// Whether the virtq's queue_feature_bit_mask (PRM numbering, split 12..3 /
+// 2..0) has `bit` (prm::queue_feature_bits).
+bool negotiated(const prm::VirtqAttr& a, unsigned bit) {
+    uint16_t mask = uint16_t(a.queue_feature_bit_mask_12_3 << 3) | a.queue_feature_bit_mask_2_0;
+    return (mask >> bit) & 1;
+}
+
+// RFC 1071: ones'-complement sum of big-endian 16-bit words (an odd last
+// byte padded with zero), folded to 16 bits.
+uint16_t ones_sum(const std::byte* p, size_t n) {
+    uint64_t s = 0;
+    auto byte = [&](size_t i) { return std::to_integer<uint32_t>(p[i]); };
+    for (size_t i = 0; i + 1 < n; i += 2) s += byte(i) << 8 | byte(i + 1);
+    if (n & 1) s += byte(n - 1) << 8;
+    while (s >> 16) s = (s & 0xffff) + (s >> 16);
+    return uint16_t(s);
+}
+
+// virtio 1.x §5.1.6.2: a TX header with NEEDS_CSUM (meaningful only with CSUM
+// negotiated on TX) asks the device to store the checksum of csum_start..end
+// at csum_start + csum_offset, where the driver put the pseudo-header sum.
+// The offsets are checked whatever the receiver (a transmit does not depend
+// on its peer); false when they point outside the packet. §5.1.6.4: a
+// receiver without GUEST_CSUM gets a complete checksum and no NEEDS_CSUM, as
+// from the wire; one with GUEST_CSUM MAY get NEEDS_CSUM: the header as sent.
+bool complete_csum(std::vector<std::byte>& pkt, size_t hl, const prm::VirtqAttr& tx,
+                   const prm::VirtqAttr& rx) {
+    namespace fb = prm::queue_feature_bits;
+    bool needs = pkt.size() >= hl && (pkt[kHdrFlags] & kNeedsCsum) != std::byte{0};
+    if (!needs || !negotiated(tx, fb::CSUM)) return true;
+    uint16_t start, off;
+    std::memcpy(&start, pkt.data() + kHdrCsumStart, 2);
+    std::memcpy(&off, pkt.data() + kHdrCsumOffset, 2);
+    size_t from = hl + start, at = from + off;
+    if (at + 2 > pkt.size()) return false;
+    if (negotiated(rx, fb::GUEST_CSUM)) return true;
+    uint16_t c = uint16_t(~ones_sum(pkt.data() + from, pkt.size() - from));
+    // As Linux skb_checksum_help / QEMU net_checksum_finish_nozero: the device
+    // does not know the protocol, and 0 means "no checksum" to UDP (RFC 768);
+    // 0xffff is the same ones'-complement value for everyone else.
+    if (c == 0) c = 0xffff;
+    pkt[at] = std::byte(c >> 8);
+    pkt[at + 1] = std::byte(c & 0xff);
+    pkt[kHdrFlags] &= ~kNeedsCsum;
+    return true;
+}
+
 // Counters: a descriptor error also completes as an error CQE.
 void count_error(QueueIo& q, uint8_t type) {
     q.error = type;
@@ -63,8 +115,7 @@ bool rings_ok(const GuestMem& m, QueueIo& q) {
 }  // namespace
 
 size_t net_hdr_len(const prm::VirtqAttr& a) {
-    bool mrg = a.queue_feature_bit_mask_2_0 & (1u << prm::queue_feature_bits::MRG_RXBUF);
-    return a.virtio_version_1_0 || mrg ? 12 : 10;
+    return a.virtio_version_1_0 || negotiated(a, prm::queue_feature_bits::MRG_RXBUF) ? 12 : 10;
 }
 
 LoopbackResult loopback(const Translator& tr, QueueIo& tx, QueueIo* rx, uint32_t budget) {
@@ -100,11 +151,15 @@ LoopbackResult loopback(const Translator& tr, QueueIo& tx, QueueIo* rx, uint32_t
             count_error(tx, error_type::kBufferAddr);
             break;
         }
-        // virtio 1.x §5.1.6.4: without MRG_RXBUF num_buffers is 1.
         size_t hl = net_hdr_len(tx.attr);
+        if (!complete_csum(pkt, hl, tx.attr, rx->attr)) {
+            count_error(tx, error_type::kNetHdr);
+            break;
+        }
+        // virtio 1.x §5.1.6.4: without MRG_RXBUF num_buffers is 1.
         if (hl == 12 && pkt.size() >= 12) {
             uint16_t one = 1;
-            std::memcpy(pkt.data() + 10, &one, 2);
+            std::memcpy(pkt.data() + kHdrNumBuffers, &one, 2);
         }
         size_t n = std::min(pkt.size(), rc->writable);
         if (!rxr.scatter(*rc, pkt.data(), n)) {

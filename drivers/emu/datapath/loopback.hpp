@@ -5,6 +5,10 @@
 // the RX queue has no buffer or is not RDY, so nothing is ever dropped.
 // Every chain is fetched, copied and completed in one step: when this returns,
 // hw_available_index / hw_used_index say exactly what was consumed/completed.
+// Checksum offload (CSUM on TX, RX without GUEST_CSUM): the device completes
+// a NEEDS_CSUM packet's checksum on the way, as the wire would deliver it
+// (doc/emulator.md, "Offloads"); nothing else in the header is rewritten but
+// num_buffers.
 #pragma once
 
 #include <cstdint>

@@ -40,6 +40,7 @@ inline constexpr uint8_t kDescIndex = 0x05;   // head or next index >= queue_siz
 inline constexpr uint8_t kAvailIndex = 0x06;  // avail idx more than queue_size ahead
 inline constexpr uint8_t kDescFlags = 0x07;   // INDIRECT (not offered) or wrong direction
 inline constexpr uint8_t kDirtyLog = 0x08;    // dirty bitmap outside registered memory
+inline constexpr uint8_t kNetHdr = 0x09;      // NEEDS_CSUM with csum_start/offset outside the packet
 }  // namespace error_type
 
 // Guest memory through one mkey, with the observer told of every write.

@@ -1,6 +1,7 @@
 // QUERY_HCA_CAP through general_cmd, profiles and the spec string.
 #include <cstdlib>
 
+#include "common/prm/caps_layout.hpp"
 #include "emu/profile.hpp"
 #include "emu_fixture.hpp"
 
@@ -29,6 +30,38 @@ TEST_F(Caps, QueryReturnsProfileCaps) {
     ASSERT_TRUE(v);
     EXPECT_EQ(*v, dev_->profile().virtio);
     EXPECT_TRUE(v->freeze_to_rdy_supported);  // cx7
+}
+
+// The offloads the datapath implements, in the PRM's numbering (Linux
+// MLX5_VIRTIO_NET_F_*): CSUM and GUEST_CSUM, no TSO, no MRG_RXBUF.
+constexpr uint16_t kCsumFeatures =
+    (1u << prm::queue_feature_bits::CSUM) | (1u << prm::queue_feature_bits::GUEST_CSUM);
+
+TEST_F(Caps, AdvertisesExactlyCsumAndGuestCsumInPrmNumbering) {
+    int rc;
+    auto out = query_cap(A, ctx_, prm::kCapTypeVirtioEmulation, &rc);
+    ASSERT_EQ(rc, 0);
+    auto v = prm::decode_query_virtio_caps_out(out);
+    ASSERT_TRUE(v);
+    EXPECT_EQ(v->device_features_bits_mask, kCsumFeatures);
+    EXPECT_EQ(v->device_features_bits_mask, 0x600);
+    // Back in virtio numbering: VIRTIO_NET_F_CSUM (0) | GUEST_CSUM (1).
+    EXPECT_EQ(prm::virtio_net_features_of(v->device_features_bits_mask), 0x3u);
+    // The raw bits under DPDK's names (mlx5_ifc virtio_emulation_cap).
+    std::span<const std::byte> cap = std::span<const std::byte>(out).subspan(16);
+    namespace d = prm::layout::virtio_emulation_cap::dpdk;
+    EXPECT_EQ(prm::get_bits(cap, d::tso_ipv4.bit_offset, 1), 0u);
+    EXPECT_EQ(prm::get_bits(cap, d::tso_ipv6.bit_offset, 1), 0u);
+    EXPECT_EQ(prm::get_bits(cap, d::tx_csum.bit_offset, 1), 1u);
+    EXPECT_EQ(prm::get_bits(cap, d::rx_csum.bit_offset, 1), 1u);
+}
+
+TEST(Profiles, EveryProfileAdvertisesOnlyChecksumOffloads) {
+    for (const char* name : {"cx6dx", "cx7"}) {
+        auto p = builtin_profile(name);
+        ASSERT_TRUE(p) << name;
+        EXPECT_EQ(p->virtio.device_features_bits_mask, kCsumFeatures) << name;
+    }
 }
 
 TEST_F(Caps, UnknownCapTypeIsBadParam) {

@@ -118,6 +118,13 @@ protected:
         if (n == "index") tx.put_desc(0, tx.buf(0), kHdr, kDescNext, kSize);
         if (n == "ring") txa.used_addr = kBase + kMemBytes - 16;
         if (n == "avail") g.store_idx(tx.avail_addr() + 2, kSize + 1);
+        if (n == "csum") {  // CSUM negotiated, NEEDS_CSUM, field ends 1 byte past the packet
+            txa.queue_feature_bit_mask_12_3 =
+                prm::queue_feature_mask_12_3(1u << prm::queue_feature_bits::CSUM);
+            g.store<uint8_t>(tx.buf(0), 1);
+            g.store<uint16_t>(tx.buf(0) + 6, 60);
+            g.store<uint16_t>(tx.buf(0) + 8, 3);
+        }
     }
 };
 
@@ -143,7 +150,8 @@ INSTANTIATE_TEST_SUITE_P(
                       BadCase{"too-long", error_type::kChainTooLong, &prm::VirtqCounters::exceed_max_chain},
                       BadCase{"index", error_type::kDescIndex, &prm::VirtqCounters::bad_desc_errors},
                       BadCase{"ring", error_type::kRingAddr, &prm::VirtqCounters::bad_desc_errors},
-                      BadCase{"avail", error_type::kAvailIndex, &prm::VirtqCounters::bad_desc_errors}),
+                      BadCase{"avail", error_type::kAvailIndex, &prm::VirtqCounters::bad_desc_errors},
+                      BadCase{"csum", error_type::kNetHdr, &prm::VirtqCounters::bad_desc_errors}),
     [](const auto& i) {
         std::string n = i.param.name;
         std::erase(n, '-');

@@ -4,6 +4,7 @@
 // writable descriptor), packet payloads with sequence numbers.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -129,9 +130,10 @@ struct DriverRing {
         g.store_idx(avail_addr() + 2, ++avail);
     }
     bool full() const { return uint16_t(avail - seen) >= kSlots; }
-    void post_tx(std::span<const std::byte> payload) {
+    // hdr: the virtio-net header (all zero: no offload asked).
+    void post_tx(std::span<const std::byte> payload, const std::array<std::byte, kHdr>& hdr = {}) {
         uint16_t s = avail % kSlots;
-        std::memset(g.at(buf(s)), 0, kHdr);
+        std::memcpy(g.at(buf(s)), hdr.data(), kHdr);
         std::memcpy(g.at(buf(s) + 64), payload.data(), payload.size());
         put_desc(2 * s, buf(s), kHdr, kDescNext, 2 * s + 1);
         put_desc(2 * s + 1, buf(s) + 64, uint32_t(payload.size()), 0, 0);
