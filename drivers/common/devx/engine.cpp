@@ -5,6 +5,7 @@
 #include <sys/timerfd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 #include "common/base/log_sink.hpp"
@@ -125,6 +126,11 @@ void Engine::Impl::worker_run(std::unique_ptr<Job> job) noexcept {
     // A batch that returned (deadline) issues nothing more: a queued job of
     // it goes back unrun (no outcomes) and is discarded as stale.
     bool stale = job->skip_if_stale && job->gen != live_gen.load(std::memory_order_acquire);
+    // Few workers were woken for fast commands: while jobs wait and a slot is
+    // free, the pool grows by one (a command that blocks after all does not
+    // hold the others back).
+    if (job->continue_async && fast_commands() && throttle.in_flight() < throttle.limit())
+        pool->wake_one_if_queued();
     if (!stale) run_steps(*job);
     bool quiet = job_is_quiet(*job);
     if (job->continue_async)
@@ -158,7 +164,11 @@ void Engine::Impl::run_steps(Job& job) noexcept {
         if (!slot) throttle.acquire();
         slot = true;
         job.outcomes.emplace_back();
-        execute_blocking(job.steps[i], job.outcomes.back());
+        Outcome& o = job.outcomes.back();
+        execute_blocking(job.steps[i], o);
+        int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(o.completed - o.issued).count();
+        int64_t avg = blocking_ns.load(std::memory_order_relaxed);
+        blocking_ns.store(avg + (ns - avg) / 8, std::memory_order_relaxed);  // racy: an estimate
     }
     if (slot) throttle.release();
 }
@@ -208,7 +218,7 @@ void Engine::Impl::post_live(std::vector<std::unique_ptr<Job>>& jobs) {
         std::lock_guard lk(done_mu);
         live_jobs += static_cast<unsigned>(jobs.size());
     }
-    pool->post_all(jobs);
+    pool->post_all(jobs, fast_commands() ? 1 : SIZE_MAX);
 }
 
 std::vector<std::unique_ptr<Job>> Engine::Impl::take_done() {

@@ -44,6 +44,17 @@ struct Engine::Impl {
     bool loop_waiting = false;  // the loop sleeps on something a finished job may give it
     unsigned live_jobs = 0;     // jobs of the live batch posted and not finished
     std::atomic<unsigned> jobs_out{0};  // posted to the pool, not yet taken from `done`
+    // Average latency of blocking commands (EWMA, 1/8). Firmware commands
+    // that take ~0.5 ms need one worker each, woken together; commands that
+    // return in microseconds (a fast or idle device) are drained by a couple
+    // of workers, and waking all of them costs more than the commands (a
+    // thread wake-up is several microseconds on a VM). Starts slow.
+    std::atomic<int64_t> blocking_ns{kSlowCommandNs};
+    static constexpr int64_t kSlowCommandNs = 1'000'000;
+    static constexpr int64_t kFastCommandNs = 100'000;
+    bool fast_commands() const noexcept {
+        return blocking_ns.load(std::memory_order_relaxed) < kFastCommandNs;
+    }
 
     std::mutex run_mu;  // one batch at a time; held by run() and by shutdown()
     std::atomic<bool> closed{false};  // the gate: no new batch, running one returns

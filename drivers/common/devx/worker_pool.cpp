@@ -23,21 +23,33 @@ void WorkerPool::post(std::unique_ptr<Job> job) {
     cv_.notify_one();
 }
 
-void WorkerPool::post_all(std::vector<std::unique_ptr<Job>>& jobs) {
+void WorkerPool::post_all(std::vector<std::unique_ptr<Job>>& jobs, size_t max_wake) {
     if (jobs.empty()) return;
     size_t wake;
+    bool all;
     {
         std::lock_guard lk(mu_);
         for (auto& j : jobs) queue_.push_back(std::move(j));
-        wake = std::min<size_t>(jobs.size(), idle_);
-        if (wake == idle_) wake = SIZE_MAX;
+        size_t sleeping = idle_ - woken_;
+        wake = std::min({jobs.size(), sleeping, std::max<size_t>(max_wake, 1)});
+        all = wake == sleeping;
+        woken_ += static_cast<unsigned>(wake);
     }
     jobs.clear();
-    if (wake == SIZE_MAX) {
+    if (all) {
         cv_.notify_all();  // one call wakes every idle worker
     } else {
         for (size_t i = 0; i < wake; ++i) cv_.notify_one();
     }
+}
+
+void WorkerPool::wake_one_if_queued() {
+    {
+        std::lock_guard lk(mu_);
+        if (queue_.empty() || woken_ > 0 || idle_ == 0) return;
+        ++woken_;
+    }
+    cv_.notify_one();
 }
 
 void WorkerPool::loop() {
@@ -46,7 +58,10 @@ void WorkerPool::loop() {
         {
             std::unique_lock lk(mu_);
             ++idle_;
-            cv_.wait(lk, [&] { return !queue_.empty() || stopping_; });
+            while (queue_.empty() && !stopping_) {
+                cv_.wait(lk);
+                if (woken_ > 0) --woken_;  // this notification arrived (or a spurious return)
+            }
             --idle_;
             if (queue_.empty()) return;  // stopping, nothing left to run
             job = std::move(queue_.front());

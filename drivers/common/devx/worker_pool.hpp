@@ -5,6 +5,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -28,9 +29,13 @@ public:
 
     void post(std::unique_ptr<Job> job);
     // Queues them all under one lock, then wakes at most one idle worker per
-    // job: a batch's jobs posted one by one woke a worker per post, which
-    // preempted the poster before it could queue the next.
-    void post_all(std::vector<std::unique_ptr<Job>>& jobs);
+    // job and at most `max_wake` (at least one): a batch's jobs posted one by
+    // one woke a worker per post, which preempted the poster before it could
+    // queue the next.
+    void post_all(std::vector<std::unique_ptr<Job>>& jobs, size_t max_wake = SIZE_MAX);
+    // Wakes one more idle worker if jobs wait and no wake-up is on its way:
+    // lets the pool grow one worker at a time when few were woken.
+    void wake_one_if_queued();
     // Lets running jobs finish, joins every thread, returns the jobs never started.
     std::vector<std::unique_ptr<Job>> stop() noexcept;
     unsigned size() const noexcept { return static_cast<unsigned>(threads_.size()); }
@@ -43,6 +48,7 @@ private:
     std::condition_variable cv_;
     bool stopping_ = false;  // under mu_
     unsigned idle_ = 0;      // under mu_: workers waiting on cv_
+    unsigned woken_ = 0;     // under mu_: of those, notified and not yet running
     std::deque<std::unique_ptr<Job>> queue_;
     std::vector<std::jthread> threads_;
 };

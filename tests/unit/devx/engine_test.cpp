@@ -186,6 +186,30 @@ TEST_F(EngineBatch, PeakInFlightReachesButNeverExceedsLimit) {
     EXPECT_EQ(eng.throttle().in_flight(), 0u);
 }
 
+TEST_F(EngineBatch, PeakReachesLimitAfterFastBatchesToo) {
+    make_objs(24);
+    const unsigned kLimit = 4;
+    Engine& eng = engine({.max_inflight = kLimit});
+    // Instant commands: the engine learns they are fast and wakes few workers.
+    for (int i = 0; i < 20; ++i) ASSERT_TRUE(eng.run(suspend_all(), kGenerous).ok());
+    for (auto& v : vqs_) v = fake_.make_obj(VirtqState::RDY);
+    // Now every modify blocks: the pool must still grow to kLimit commands.
+    fake_.set_script([](const FakeCall& c) {
+        FakeReply r;
+        r.hold = c.op == FakeOp::Modify;
+        return r;
+    });
+    auto fut = std::async(std::launch::async, [&] { return eng.run(suspend_all(), kGenerous); });
+    ASSERT_TRUE(fake_.wait_held(kLimit, kGenerous));
+    EXPECT_EQ(fake_.in_flight(), kLimit);
+    fake_.set_script(nullptr);
+    fake_.release_all();
+    BatchResult r = fut.get();
+    EXPECT_TRUE(r.ok());
+    EXPECT_EQ(r.peak_inflight, kLimit);
+    EXPECT_EQ(eng.throttle().in_flight(), 0u);
+}
+
 TEST_F(EngineBatch, EveryStrategyGivesTheSameResults) {
     for (Strategy s : {Strategy::Async, Strategy::Sequential, Strategy::Threads}) {
         for (auto& v : vqs_) v = fake_.make_obj(VirtqState::RDY);
