@@ -50,7 +50,8 @@ def frontend(build, sock, pairs, prefix):
 
 
 def traffic_looped(fe):
-    """Packets the device looped back (RX rings' used index), or None."""
+    """(packets the device looped back (RX rings' used index), callfd
+    signals the guest got on its 2 x pairs rings), or None."""
     pairs = getattr(fe, "traffic_pairs", 0)
     if not pairs:
         return None
@@ -58,7 +59,9 @@ def traffic_looped(fe):
     for q in range(pairs):
         fe.send(f"used {2 * q}")
         total += json.loads(fe.read_until(lambda l: l.startswith("{"), 30)).get("used_idx", 0)
-    return total
+    fe.send("irqs")
+    irqs = json.loads(fe.read_until(lambda l: l.startswith("{"), 30))
+    return total, irqs.get("total", 0), sum(1 for c in irqs.get("irqs", []) if c)
 
 
 def run_one(build, out, pairs, cycles, trace):
@@ -126,8 +129,10 @@ def main():
           f"16 commands in flight), 1 device x {main_q} virtqs, median of {a.cycles} cycles:")
     print("\n".join(main_table))
     if looped is not None:
-        print(f"traffic: {looped} of {TRAFFIC * main_q // 2} packets the guest posted on its "
-              f"{main_q // 2} TX rings came back on its RX rings (emulated loopback datapath)")
+        packets, irqs, rings = looped
+        print(f"traffic: {packets} of {TRAFFIC * main_q // 2} packets the guest posted on its "
+              f"{main_q // 2} TX rings came back on its RX rings (emulated loopback datapath); "
+              f"{irqs} interrupts reached the guest's callfds on {rings} of {main_q} rings")
     print()
     print(f"results: {os.path.join(a.out, 'results-q*.json')}")
     print(f"plot:    {plot}")
