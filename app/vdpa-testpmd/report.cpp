@@ -86,15 +86,15 @@ void print_device(App& app, Port& p) {
         printf("error: %s: virtq info unavailable (%d)\n", p.name.c_str(), n);
         return;
     }
-    printf("  %-5s %-8s %-5s %9s %9s %10s %7s\n", "vq", "state", "err", "hw_avail", "hw_used",
-           "obj_id", "errors");
+    printf("  %-5s %-8s %-5s %9s %9s %10s %7s %10s\n", "vq", "state", "err", "hw_avail", "hw_used",
+           "obj_id", "errors", "interrupts");
     for (int i = 0; i < n; i++) {
         const auto& v = vqs[i];
-        printf("  %-5u %-8s %-5s %9u %9u 0x%08" PRIx32 " %7" PRIu32 "\n", v.index,
+        printf("  %-5u %-8s %-5s %9u %9u 0x%08" PRIx32 " %7" PRIu32 " %10" PRIu64 "\n", v.index,
                vq_state_name(v.fw_state),
                v.fw_state == RTE_PMD_MLX5ASYNC_VQ_STATE_ERR ? std::to_string(v.error_type).c_str()
                                                             : "-",
-               v.hw_available_index, v.hw_used_index, v.obj_id, v.errors);
+               v.hw_available_index, v.hw_used_index, v.obj_id, v.errors, v.interrupts);
     }
     printf("  %d virtq(s)\n", n);
 }
