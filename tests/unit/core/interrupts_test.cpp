@@ -28,7 +28,8 @@ struct GuestRing {
     const VringConfig& v;
     template <typename T>
     T* at(uint64_t gpa) const { return reinterpret_cast<T*>(uintptr_t(guest_ram() + gpa)); }
-    uint16_t* avail_flags() const { return at<uint16_t>(v.avail_gpa); }
+    // The device reads avail->flags concurrently: one atomic store.
+    void set_avail_flags(uint16_t f) const { __atomic_store_n(at<uint16_t>(v.avail_gpa), f, __ATOMIC_RELEASE); }
     uint16_t avail_idx() const { return __atomic_load_n(at<uint16_t>(v.avail_gpa + 2), __ATOMIC_ACQUIRE); }
     uint16_t used_idx() const { return __atomic_load_n(at<uint16_t>(v.used_gpa + 2), __ATOMIC_ACQUIRE); }
     // One single-descriptor chain at the next avail slot (descriptor = slot).
@@ -133,13 +134,13 @@ TEST_F(Pair, UsedBuffersEndAsCallfdWrites) {
 TEST_F(Pair, NoInterruptFlagSilencesTheRingNotItsTraffic) {
     start();
     GuestRing rx{g.vrings[0]}, tx{g.vrings[1]};
-    *rx.avail_flags() = kNoInterrupt;
-    *tx.avail_flags() = kNoInterrupt;
+    rx.set_avail_flags(kNoInterrupt);
+    tx.set_avail_flags(kNoInterrupt);
     for (int i = 0; i < 5; i++) one_packet();
     std::this_thread::sleep_for(std::chrono::milliseconds(50));  // a late one would show
     EXPECT_EQ(drain(call[0]) + drain(call[1]), 0u);
     EXPECT_EQ(dev->irq_stats().completions, 0u);
-    *rx.avail_flags() = 0;  // only RX wants them back
+    rx.set_avail_flags(0);  // only RX wants them back
     one_packet();
     ASSERT_TRUE(eventually([&] { return dev->irq_calls(0) == 1; }));
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
