@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Markdown tables from bench/bm_engine JSON (Google Benchmark, aggregates):
 per op and N, the median of each strategy, measured/ideal, and the speed-up
-of async over sequential measured in the same run; then the targets."""
+of async over sequential measured in the same run; then the targets.
+With several JSON files (several runs): each target's median and range."""
 import json
 import re
 import sys
@@ -68,5 +69,46 @@ def main(path):
         print(f"| {name} | {v} | {'yes' if ok else 'no'} |")
 
 
+def targets(path):
+    """The target ratios of one run: {name: value}."""
+    with open(path) as f:
+        doc = json.load(f)
+    rows, worst = {}, None
+    for b in doc["benchmarks"]:
+        if b.get("aggregate_name") != "median":
+            continue
+        m = NAME.match(b["name"])
+        if m:
+            rows[(m.group(1).lower(), m.group(2), int(m.group(3)))] = b.get("measured_ms")
+            rows[(m.group(1).lower(), "ideal", int(m.group(3)))] = b.get("ideal_ms")
+        elif b["name"].startswith("BM_EngineOverhead") and b.get("us_per_cmd") is not None:
+            worst = max(worst or 0, b["us_per_cmd"])
+    out = {}
+    for op, n in [("suspend", 32), ("resume", 32), ("suspend", 1024)]:
+        a, i = rows.get((op, "async", n)), rows.get((op, "ideal", n))
+        if a and i:
+            out[f"N={n} async {op} / ideal"] = a / i
+    for op in ["suspend", "resume"]:
+        a, s = rows.get((op, "async", 32)), rows.get((op, "sequential", 32))
+        if a and s:
+            out[f"N=32 sequential / async {op}"] = s / a
+    if worst is not None:
+        out["engine overhead us/cmd (worst)"] = worst
+    return out
+
+
+def summary(paths):
+    """Several runs: each target's median over the runs and its range."""
+    runs = [targets(p) for p in paths]
+    print(f"| target | median of {len(runs)} runs | range |")
+    print("|---|---|---|")
+    for k in runs[0]:
+        v = sorted(r[k] for r in runs if k in r)
+        print(f"| {k} | {v[len(v) // 2]:.2f} | {v[0]:.2f}-{v[-1]:.2f} |")
+
+
 if __name__ == "__main__":
-    main(sys.argv[1])
+    if len(sys.argv) > 2:
+        summary(sys.argv[1:])
+    else:
+        main(sys.argv[1])

@@ -14,9 +14,10 @@
 // - Async (default): one epoll loop, on the calling thread, over the cmd_comp
 //   fd (QUERY through mlx5dv_devx_obj_query_async), a work eventfd (blocking
 //   commands finished by the named worker pool) and a timerfd (the deadline).
-//   Step k+1 of an entry is issued as soon as step k completes. An async QUERY
-//   refused with EBUSY/EAGAIN is requeued after the next completion (or run on
-//   a worker when nothing of ours is in flight to complete).
+//   Step k+1 of an entry is issued as soon as step k completes (by the
+//   worker that ran step k, when it was blocking: no loop round trip). An
+//   async QUERY refused with EBUSY/EAGAIN is requeued after the next
+//   completion (or run on a worker when nothing of ours is in flight).
 // - Sequential: one blocking command at a time, QUERY blocking too (DPDK 22.11,
 //   Linux before 6.12).
 // - Threads: DPDK's max_conf_threads model: `workers` threads each running a
