@@ -433,10 +433,23 @@ TEST_F(Datapath, DirtyBitmapMarksExactlyTheWrittenPages) {
     }
     ASSERT_TRUE(dev_->kick(txq.id));
     ASSERT_TRUE(g.wait([&] { return rx.used_idx() == 20 && tx.used_idx() == 20; }));
+    // The device marks a page right after writing it (used->idx included):
+    // read the bitmap as the device writes it, atomically, until it settles.
     std::set<uint64_t> logged;
-    for (size_t b = 0; b < g.log.size(); ++b)
-        for (int bit = 0; bit < 8; ++bit)
-            if (std::to_integer<int>(g.log[b]) & (1 << bit)) logged.insert(b * 8 + bit);
+    auto read_log = [&] {
+        logged.clear();
+        for (size_t b = 0; b < g.log.size(); ++b) {
+            auto v = std::atomic_ref<std::byte>(g.log[b]).load(std::memory_order_acquire);
+            for (int bit = 0; bit < 8; ++bit)
+                if (std::to_integer<int>(v) & (1 << bit)) logged.insert(b * 8 + bit);
+        }
+        std::lock_guard lk(g.mu);
+        return logged == g.pages;
+    };
+    bool settled = false;
+    for (int i = 0; i < 20000 && !(settled = read_log()); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    EXPECT_TRUE(settled);
     std::lock_guard lk(g.mu);
     EXPECT_EQ(logged, g.pages);
     EXPECT_TRUE(logged.count(rx.used() >> 12) && logged.count(tx.used() >> 12));

@@ -319,7 +319,10 @@ TEST_F(Interrupts, EventDrivenDriverSeesEveryUsedEntry) {
         while (!st.stop_requested()) {
             if (!readable(ch_->fd, 50)) continue;
             events();
-            uint16_t comp = uint16_t(be16toh(reinterpret_cast<uint16_t*>(p.cqes + 60)[0]) + 1 - cq_ci);
+            // wqe_counter: one load, the device rewrites the CQE concurrently.
+            uint16_t raw = std::atomic_ref<uint16_t>(reinterpret_cast<uint16_t*>(p.cqes + 60)[0])
+                               .load(std::memory_order_acquire);
+            uint16_t comp = uint16_t(be16toh(raw) + 1 - cq_ci);
             cq_ci = uint16_t(cq_ci + comp);
             store_be32(p.cq_dbr, cq_ci);
             store_be32(p.qp_dbr, uint32_t(cq_ci + 16));
