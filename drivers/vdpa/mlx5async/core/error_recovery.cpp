@@ -23,28 +23,13 @@ Result<std::unique_ptr<ErrorRecovery>> ErrorRecovery::start(const devx::DevxApi&
     int fl = fcntl(ch.fd(), F_GETFL);
     if (fl < 0 || fcntl(ch.fd(), F_SETFL, fl | O_NONBLOCK) < 0)
         return unexpected(Error::sys(errno, "fcntl(event channel fd, O_NONBLOCK)"));
-    auto stop = UniqueFd::eventfd(0, EFD_NONBLOCK);
-    MLX5A_CHECK(stop);
-    auto ep = UniqueFd::epoll_create();
-    MLX5A_CHECK(ep);
-    r->stop_fd_ = std::move(*stop);
-    r->epoll_ = std::move(*ep);
-    for (int fd : {r->stop_fd_.get(), ch.fd()}) {
-        epoll_event ev{};
-        ev.events = EPOLLIN;
-        ev.data.fd = fd;
-        if (epoll_ctl(r->epoll_.get(), EPOLL_CTL_ADD, fd, &ev) != 0)
-            return unexpected(Error::sys(errno, "epoll_ctl (event channel)"));
-    }
-    r->thread_ = make_named_thread("mlx5a-ev", [p = r.get()](std::stop_token st) { p->run(st); });
+    MLX5A_CHECK(r->loop_.open("error recovery"));
+    MLX5A_CHECK(r->loop_.add(ch.fd(), 0));
+    MLX5A_CHECK(r->loop_.start("mlx5a-ev", -1, [p = r.get()](std::stop_token st) { p->run(st); }));
     return r;
 }
 
-ErrorRecovery::~ErrorRecovery() {
-    thread_.request_stop();
-    stop_fd_.signal();
-    thread_ = {};
-}
+ErrorRecovery::~ErrorRecovery() { loop_.stop(); }
 
 bool ErrorRecovery::wait_handled(uint64_t n, std::chrono::milliseconds timeout) {
     std::unique_lock lk(mu_);
@@ -54,14 +39,13 @@ bool ErrorRecovery::wait_handled(uint64_t n, std::chrono::milliseconds timeout) 
 void ErrorRecovery::run(std::stop_token st) {
     while (!st.stop_requested()) {
         epoll_event evs[2];
-        int n = epoll_wait(epoll_.get(), evs, 2, -1);
-        if (n < 0 && errno == EINTR) continue;
+        int n = loop_.wait(evs, 2);
         if (n < 0) {
             logf(LogLevel::Error, "event thread: epoll_wait: errno %d", errno);
             return;
         }
         for (int i = 0; i < n; i++) {
-            if (evs[i].data.fd == stop_fd_.get()) return;
+            if (evs[i].data.u64 == EpollThread::kStopKey) return;
             // Drain every pending event: header {cookie, out_data}.
             alignas(8) unsigned char buf[sizeof(mlx5dv_devx_async_event_hdr) + 64];
             auto* hdr = reinterpret_cast<mlx5dv_devx_async_event_hdr*>(buf);

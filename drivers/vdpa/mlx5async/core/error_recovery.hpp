@@ -16,6 +16,7 @@
 #include "common/base/result.hpp"
 #include "common/base/unique_fd.hpp"
 #include "common/devx/raii.hpp"
+#include "epoll_thread.hpp"
 
 namespace mlx5async::core {
 
@@ -42,12 +43,10 @@ private:
     const devx::DevxApi& api_;
     devx::EventChannel& ch_;
     std::function<void(uint16_t)> on_error_;
-    UniqueFd stop_fd_;
-    UniqueFd epoll_;
     std::mutex mu_;  // protects handled_
     std::condition_variable cv_;
     uint64_t handled_ = 0;
-    std::jthread thread_;
+    EpollThread loop_;  // last: stops first
 };
 
 }  // namespace mlx5async::core

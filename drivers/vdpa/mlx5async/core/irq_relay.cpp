@@ -1,21 +1,18 @@
 #include "irq_relay.hpp"
 
 #include <fcntl.h>
-#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <cerrno>
 
 #include "common/base/log_sink.hpp"
-#include "common/base/named_thread.hpp"
 #include "common/prm/event_qp.hpp"
 
 namespace mlx5async::core {
 namespace {
 
-constexpr uint64_t kStopKey = 1;
-constexpr uint64_t kChannelKey = 2;
+constexpr uint64_t kChannelKey = 1;
 
 }  // namespace
 
@@ -32,35 +29,14 @@ Result<std::unique_ptr<IrqRelay>> IrqRelay::create(const devx::Context& ctx, voi
     int fl = fcntl(r->ch_.fd(), F_GETFL);
     if (fl < 0 || fcntl(r->ch_.fd(), F_SETFL, fl | O_NONBLOCK) < 0)
         return fail(Errc::System, "irq relay: event channel O_NONBLOCK: errno " + std::to_string(errno));
-    auto ep = UniqueFd::epoll_create();
-    MLX5A_CHECK(ep);
-    r->epoll_ = std::move(*ep);
-    auto wake = UniqueFd::eventfd(0, EFD_NONBLOCK);
-    MLX5A_CHECK(wake);
-    r->wake_ = std::move(*wake);
-    for (auto [fd, key] : {std::pair{r->wake_.get(), kStopKey}, std::pair{r->ch_.fd(), kChannelKey}}) {
-        epoll_event ev{};
-        ev.events = EPOLLIN;
-        ev.data.u64 = key;
-        if (epoll_ctl(r->epoll_.get(), EPOLL_CTL_ADD, fd, &ev) != 0)
-            return fail(Errc::System, "irq relay: epoll_ctl: errno " + std::to_string(errno));
-    }
+    MLX5A_CHECK(r->loop_.open("interrupt relay"));
+    MLX5A_CHECK(r->loop_.add(r->ch_.fd(), kChannelKey));
     IrqRelay* self = r.get();
-    r->thread_ = make_named_thread("mlx5a-irq", [self](std::stop_token s) { self->run(s); });
-    if (int e = pin_thread(r->thread_, cpu))
-        return fail(Errc::InvalidArgument, "devarg event_core=" + std::to_string(cpu) +
-                                               ": cannot run the interrupt thread there (errno " +
-                                               std::to_string(e) + ")");
+    MLX5A_CHECK(r->loop_.start("mlx5a-irq", cpu, [self](std::stop_token s) { self->run(s); }));
     return r;
 }
 
-IrqRelay::~IrqRelay() {
-    if (thread_.joinable()) {
-        thread_.request_stop();
-        wake_.signal();
-        thread_.join();
-    }
-}
+IrqRelay::~IrqRelay() { loop_.stop(); }
 
 Result<void> IrqRelay::attach(uint16_t ring, EventQp* q) {
     if (ring >= rings_.size()) return fail(Errc::InvalidArgument, "irq relay: no ring " + std::to_string(ring));
@@ -139,14 +115,13 @@ void IrqRelay::run(std::stop_token stop) {
     alignas(8) unsigned char buf[sizeof(mlx5dv_devx_async_event_hdr) + 64];
     auto* hdr = reinterpret_cast<mlx5dv_devx_async_event_hdr*>(buf);
     while (!stop.stop_requested()) {
-        int n = epoll_wait(epoll_.get(), evs, 2, -1);
+        int n = loop_.wait(evs, 2);
         if (n < 0) {
-            if (errno == EINTR) continue;
             log_line(LogLevel::Error, name_ + ": irq relay: epoll_wait failed");
             return;
         }
         for (int i = 0; i < n; i++) {
-            if (evs[i].data.u64 == kStopKey) return;
+            if (evs[i].data.u64 == EpollThread::kStopKey) return;
             for (;;) {  // drain: one record per completion event
                 ssize_t got = api_->get_event(ch_.get(), hdr, sizeof buf);
                 if (got < ssize_t(sizeof hdr->cookie)) break;  // EAGAIN

@@ -16,13 +16,13 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
 #include "common/base/result.hpp"
 #include "common/base/unique_fd.hpp"
 #include "common/devx/raii.hpp"
+#include "epoll_thread.hpp"
 #include "event_qp.hpp"
 
 namespace mlx5async::core {
@@ -70,12 +70,10 @@ private:
     const devx::DevxApi* api_ = nullptr;
     devx::EventChannel ch_;
     void* uar_base_ = nullptr;
-    UniqueFd epoll_;
-    UniqueFd wake_;  // stop
     mutable std::mutex mu_;  // rings_, stats_
     std::vector<Ring> rings_;
     IrqRelayStats stats_;
-    std::jthread thread_;  // last: stops first
+    EpollThread loop_;  // last: stops first
 };
 
 }  // namespace mlx5async::core

@@ -15,8 +15,6 @@
 namespace mlx5async::core {
 namespace {
 
-constexpr uint64_t kStopKey = ~0ull;
-
 uint64_t key_of(uint32_t gen, uint16_t ring) { return (uint64_t(gen) << 16) | ring; }
 
 }  // namespace
@@ -30,39 +28,20 @@ Result<std::unique_ptr<KickRelay>> KickRelay::create(int fd, uint64_t offset, ui
     r->map_ = m;
     r->map_len_ = size;
     r->doorbell_ = static_cast<uint32_t*>(m);
-    auto ep = UniqueFd::epoll_create();
-    MLX5A_CHECK(ep);
-    r->epoll_ = std::move(*ep);
-    auto wake = UniqueFd::eventfd(0, EFD_NONBLOCK);
-    MLX5A_CHECK(wake);
-    r->wake_ = std::move(*wake);
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    ev.data.u64 = kStopKey;
-    if (epoll_ctl(r->epoll_.get(), EPOLL_CTL_ADD, r->wake_.get(), &ev) != 0)
-        return fail(Errc::System, "kick relay: epoll_ctl: errno " + std::to_string(errno));
+    MLX5A_CHECK(r->loop_.open("kick relay"));
     KickRelay* self = r.get();
-    r->thread_ = make_named_thread("mlx5a-kick", [self](std::stop_token s) { self->run(s); });
-    if (int e = pin_thread(r->thread_, cpu))
-        return fail(Errc::InvalidArgument, "devarg event_core=" + std::to_string(cpu) +
-                                               ": cannot run the kick thread there (errno " +
-                                               std::to_string(e) + ")");
+    MLX5A_CHECK(r->loop_.start("mlx5a-kick", cpu, [self](std::stop_token s) { self->run(s); }));
     return r;
 }
 
 KickRelay::~KickRelay() {
-    if (thread_.joinable()) {
-        thread_.request_stop();
-        uint64_t one = 1;
-        (void)!write(wake_.get(), &one, sizeof one);
-        thread_.join();
-    }
+    loop_.stop();
     if (map_) munmap(map_, map_len_);
 }
 
 Result<void> KickRelay::set_rings(const std::vector<std::pair<uint16_t, int>>& rings) {
     std::lock_guard lk(mu_);
-    for (Ring& r : rings_) epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, r.fd.get(), nullptr);
+    for (Ring& r : rings_) loop_.del(r.fd.get());
     rings_.clear();
     ++gen_;
     for (auto [index, fd] : rings) {
@@ -72,11 +51,7 @@ Result<void> KickRelay::set_rings(const std::vector<std::pair<uint16_t, int>>& r
         Ring r;
         r.index = index;
         r.fd = UniqueFd(d);
-        epoll_event ev{};
-        ev.events = EPOLLIN;
-        ev.data.u64 = key_of(gen_, index);
-        if (epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, d, &ev) != 0)
-            return fail(Errc::System, "kick relay: epoll_ctl kickfd: errno " + std::to_string(errno));
+        MLX5A_CHECK(loop_.add(d, key_of(gen_, index)));
         rings_.push_back(std::move(r));
         // A kick may have been written before we watched: the device
         // rescans the ring on the first doorbell anyway.
@@ -131,14 +106,13 @@ void KickRelay::on_kick(uint64_t key) {
 void KickRelay::run(std::stop_token stop) {
     epoll_event evs[32];
     while (!stop.stop_requested()) {
-        int n = epoll_wait(epoll_.get(), evs, 32, -1);
+        int n = loop_.wait(evs, 32);
         if (n < 0) {
-            if (errno == EINTR) continue;
             log_line(LogLevel::Error, name_ + ": kick relay: epoll_wait failed");
             return;
         }
         for (int i = 0; i < n; i++)
-            if (evs[i].data.u64 != kStopKey) on_kick(evs[i].data.u64);
+            if (evs[i].data.u64 != EpollThread::kStopKey) on_kick(evs[i].data.u64);
     }
 }
 

@@ -21,6 +21,7 @@
 
 #include "common/base/result.hpp"
 #include "common/base/unique_fd.hpp"
+#include "epoll_thread.hpp"
 
 namespace mlx5async::core {
 
@@ -62,14 +63,12 @@ private:
     void* map_ = nullptr;
     uint64_t map_len_ = 0;
     uint32_t* doorbell_ = nullptr;
-    UniqueFd epoll_;
-    UniqueFd wake_;  // stop
     mutable std::mutex mu_;  // rings_, open_, gen_, stats_
     std::vector<Ring> rings_;
     uint32_t gen_ = 0;  // epoll keys carry it: stale events are ignored
     bool open_ = false;
     KickRelayStats stats_;
-    std::jthread thread_;  // last: stops first
+    EpollThread loop_;  // last: stops first
 };
 
 }  // namespace mlx5async::core
