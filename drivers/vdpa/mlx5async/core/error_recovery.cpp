@@ -1,13 +1,10 @@
 #include "error_recovery.hpp"
 
 #include <fcntl.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
 
 #include <cerrno>
 
 #include "common/base/log_sink.hpp"
-#include "common/base/named_thread.hpp"
 
 namespace mlx5async::core {
 

@@ -6,12 +6,9 @@
 #include <cstring>
 
 #include "common/prm/event_qp.hpp"
-#include "common/prm/opcodes.hpp"
 
 namespace mlx5async::core {
 namespace {
-
-constexpr size_t kCmdOutBytes = 16;
 
 // Big-endian 32-bit words shared with the device: one store each.
 void store_be32(std::byte* p, uint32_t v) {
@@ -65,7 +62,7 @@ Result<std::vector<EventQp>> EventQp::create(devx::Engine& engine, const devx::C
         a.cq_umem_offset = kCqOffset;
         std::vector<std::byte> in(prm::kCreateCqInBytes);
         MLX5A_CHECK(prm::encode_create_cq(a, in));
-        cqs.add(devx::Command::create_obj(ctx, std::move(in), kCmdOutBytes, rings[i]));
+        cqs.add(devx::Command::create_obj(ctx, std::move(in), prm::kEventQpCmdBytes, rings[i]));
     }
     auto cr = engine.run(std::move(cqs), timeout);
     for (size_t i = 0; i < qps.size(); i++) {
@@ -85,7 +82,7 @@ Result<std::vector<EventQp>> EventQp::create(devx::Engine& engine, const devx::C
         fw.rq_type = uint8_t(prm::QpRqType::ZERO_LEN);
         std::vector<std::byte> fin(prm::kCreateQpInBytes);
         MLX5A_CHECK(prm::encode_create_qp(fw, fin));
-        qpb.add(devx::Command::create_obj(ctx, std::move(fin), kCmdOutBytes, rings[i]));
+        qpb.add(devx::Command::create_obj(ctx, std::move(fin), prm::kEventQpCmdBytes, rings[i]));
 
         prm::QpAttr sw;
         sw.st = uint8_t(prm::QpServiceType::RC);
@@ -106,7 +103,7 @@ Result<std::vector<EventQp>> EventQp::create(devx::Engine& engine, const devx::C
         sw.wq_umem_offset = kRqOffset;
         std::vector<std::byte> sin(prm::kCreateQpInBytes);
         MLX5A_CHECK(prm::encode_create_qp(sw, sin));
-        qpb.add(devx::Command::create_obj(ctx, std::move(sin), kCmdOutBytes, rings[i]));
+        qpb.add(devx::Command::create_obj(ctx, std::move(sin), prm::kEventQpCmdBytes, rings[i]));
     }
     auto qr = engine.run(std::move(qpb), timeout);
     for (size_t i = 0; i < qps.size(); i++) {
@@ -140,8 +137,7 @@ Result<std::vector<EventQp>> EventQp::create(devx::Engine& engine, const devx::C
                 if (t == prm::QpTransition::RTR2RTS) m.retry_count = 7, m.rnr_retry = 7;
                 std::vector<std::byte> in(prm::kQpModifyInBytes);
                 MLX5A_CHECK(prm::encode_qp_modify(m, in));
-                e.steps.push_back(devx::Command::modify_obj(self, std::move(in), kCmdOutBytes, rings[i]));
-                e.steps.back().opcode = uint16_t(t);
+                e.steps.push_back(devx::Command::modify_obj(self, std::move(in), prm::kEventQpCmdBytes, rings[i]));
             }
             conn.add(std::move(e));
         }

@@ -1,8 +1,6 @@
 #include "kick_relay.hpp"
 
 #include <fcntl.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -10,7 +8,6 @@
 #include <cerrno>
 
 #include "common/base/log_sink.hpp"
-#include "common/base/named_thread.hpp"
 
 namespace mlx5async::core {
 namespace {
