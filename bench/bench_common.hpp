@@ -16,5 +16,6 @@ inline std::string profile_spec() {
 
 void register_suspend_resume();
 void register_engine_overhead();
+void register_floor();
 
 }  // namespace mlx5async::bench

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
     ::prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
     bench::register_suspend_resume();
     bench::register_engine_overhead();
+    bench::register_floor();
     benchmark::AddCustomContext("profile", bench::profile_spec());
     benchmark::AddCustomContext("git_revision", MLX5A_GIT_REVISION);
     benchmark::Initialize(&argc, argv);

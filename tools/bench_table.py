@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Markdown tables from bench/bm_engine JSON (Google Benchmark, aggregates):
-per op and N, the median of each strategy, measured/ideal, and the speed-up
-of async over sequential measured in the same run; then the targets.
+per op and N, the median of each strategy, measured/ideal, the machine's
+floor for one thread per blocking command (bm_floor.cpp) and async/floor, and
+the speed-up of async over sequential measured in the same run; then the
+targets.
 With several JSON files (several runs): each target's median and range."""
 import json
 import re
@@ -31,16 +33,21 @@ def main(path):
     print(f"profile {ctx.get('profile', '?')}, git {ctx.get('git_revision', '?')}, "
           f"{ctx.get('num_cpus', '?')} CPUs, load {ctx.get('load_avg', '?')}")
     print()
-    print("| op | N | ideal ms | async ms | async/ideal | sequential ms | threads ms | seq/async | peak |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| op | N | ideal ms | async ms | async/ideal | floor ms | floor/ideal | async/floor "
+          "| sequential ms | threads ms | seq/async | peak |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     fmt = lambda v: "-" if v is None else f"{v:.2f}"
     for (op, n) in sorted(rows, key=lambda k: (k[0] != "suspend", k[1])):
         r = rows[(op, n)]
         a, s, t, i = r.get("async"), r.get("sequential"), r.get("threads"), r.get("ideal")
+        fl = r.get("floor")
         ratio = f"{a / i:.2f}" if a and i else "-"
+        fl_ratio = f"{fl / i:.2f}" if fl and i else "-"
+        over_floor = f"{a / fl:.2f}" if a and fl else "-"
         speed = f"{s / a:.1f}x" if a and s else "-"
         peak = r.get("async_peak")
-        print(f"| {op} | {n} | {fmt(i)} | {fmt(a)} | {ratio} | {fmt(s)} | {fmt(t)} | {speed} | "
+        print(f"| {op} | {n} | {fmt(i)} | {fmt(a)} | {ratio} | {fmt(fl)} | {fl_ratio} | {over_floor} "
+              f"| {fmt(s)} | {fmt(t)} | {speed} | "
               f"{'-' if peak is None else int(peak)} |")
     if overhead:
         print()
@@ -88,6 +95,9 @@ def targets(path):
         a, i = rows.get((op, "async", n)), rows.get((op, "ideal", n))
         if a and i:
             out[f"N={n} async {op} / ideal"] = a / i
+        fl = rows.get((op, "floor", n))
+        if fl and i:
+            out[f"N={n} floor {op} / ideal (thread per command, no engine)"] = fl / i
     for op in ["suspend", "resume"]:
         a, s = rows.get((op, "async", 32)), rows.get((op, "sequential", 32))
         if a and s:

@@ -1,5 +1,7 @@
 // Engine over mlx5emu: throttle, exactly-once completion, pipelined chains,
 // injected statuses, EBUSY, hangs, reuse and strategy equivalence.
+#include <time.h>
+
 #include <cstdlib>
 #include <future>
 #include <map>
@@ -177,6 +179,36 @@ TEST_F(EngineEmu, HangingQueryTimesOutAloneAndLaterBatchesAreClean) {
     EXPECT_TRUE(r2.ok());
     for (size_t q = 0; q < 8; ++q) EXPECT_EQ(emu_state(q), prm::VirtqState::RDY);
     EXPECT_LE(r2.peak_inflight, 16u);
+}
+
+double thread_cpu_ms() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) / 1e6;
+}
+
+// Hybrid polling spins only in a window around the expected end: a batch
+// that runs far past it (one QUERY hangs until the deadline) costs the
+// calling thread a few ms of CPU, not the whole wait.
+TEST_F(EngineEmu, HybridPollIsBoundedWhenABatchRunsLate) {
+    start(4, "cx7,modify_us=300,query_us=300,create_us=0");
+    set_log_sink([](LogLevel, std::string_view) {});
+    for (int i = 0; i < 4; ++i) {  // the engine learns the latencies (~0.6 ms per batch)
+        ASSERT_TRUE(eng_->run(suspend_all(), kGenerous).ok());
+        ASSERT_TRUE(eng_->run(resume_all(), kGenerous).ok());
+    }
+    emu::FaultRule hang;
+    hang.match.opcode = kQuery;
+    hang.match.obj_id = id(2);
+    hang.action = emu::FaultAction::Hang;
+    uint32_t rule = dev_->faults().add(hang);
+    double cpu0 = thread_cpu_ms();
+    BatchResult r = eng_->run(suspend_all(), 400ms);
+    double cpu_ms = thread_cpu_ms() - cpu0;
+    EXPECT_EQ(r.entries[2].steps[1].state, StepState::TimedOut);
+    EXPECT_EQ(r.done, 7u);
+    EXPECT_LT(cpu_ms, 40.0) << "the loop polled through the whole 400 ms wait";
+    dev_->faults().remove(rule);
 }
 
 // MLX5A_REUSE_BATCHES lowers the count for the run under valgrind (CI).

@@ -88,10 +88,13 @@ Result<void> Engine::Impl::setup() {
         auto t = UniqueFd::timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK);
         MLX5A_CHECK(t);
         timer_fd = std::move(*t);
+        auto pt = UniqueFd::timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK);
+        MLX5A_CHECK(pt);
+        poll_fd = std::move(*pt);
         auto ep = UniqueFd::epoll_create();
         MLX5A_CHECK(ep);
         epoll = std::move(*ep);
-        for (int fd : {comp.fd(), work_fd.get(), timer_fd.get()}) {
+        for (int fd : {comp.fd(), work_fd.get(), timer_fd.get(), poll_fd.get()}) {
             epoll_event ev{};
             ev.events = EPOLLIN;
             ev.data.fd = fd;
@@ -167,8 +170,7 @@ void Engine::Impl::run_steps(Job& job) noexcept {
         Outcome& o = job.outcomes.back();
         execute_blocking(job.steps[i], o);
         int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(o.completed - o.issued).count();
-        int64_t avg = blocking_ns.load(std::memory_order_relaxed);
-        blocking_ns.store(avg + (ns - avg) / 8, std::memory_order_relaxed);  // racy: an estimate
+        ewma(blocking_ns, ns, 3);
     }
     if (slot) throttle.release();
 }
@@ -279,6 +281,7 @@ void Engine::Impl::release_all() noexcept {
     drain_stale_completions();
     epoll.reset();
     timer_fd.reset();
+    poll_fd.reset();
     comp.reset();
     released = true;  // work_fd stays open until ~Impl: shutdown() may still signal it
 }

@@ -59,6 +59,11 @@ struct EngineOptions {
     unsigned max_inflight = 16;  // mlx5_core: ceil(max_reg_cmds / 2) general-object commands
     unsigned workers = 0;        // blocking-command threads; 0 = max_inflight
     bool async_query = true;     // Async: QUERY through obj_query_async (false: on workers)
+    // Async: sleep until shortly before the batch's expected end, then poll
+    // the completion fds (yielding the CPU) for a bounded time instead of
+    // sleeping: waking the loop after the last command costs ~30-50 us on a
+    // VM whose idle vCPU halts (doc/engine.md, "Hybrid polling").
+    bool hybrid_poll = true;
     std::string thread_prefix = "mlx5a-wk";
 };
 

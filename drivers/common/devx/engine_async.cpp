@@ -1,6 +1,7 @@
 // The async strategy: one epoll loop on the calling thread over the cmd_comp
 // fd, the work eventfd and the deadline timerfd. No sleeps, no poll interval.
 #include <sys/epoll.h>
+#include <sched.h>
 #include <sys/timerfd.h>
 
 #include <algorithm>
@@ -17,6 +18,16 @@ namespace {
 
 // A step refused this many times (EBUSY/EAGAIN) fails with that errno.
 constexpr unsigned kMaxBusyRetries = 100000;
+
+// Hybrid polling window around a batch's expected end: from kPollLead before
+// it until kPollAfter (or an eighth of the batch, at most kPollAfterMax)
+// after it; then the loop sleeps again whatever happens.
+constexpr std::chrono::microseconds kPollLead{50};
+constexpr std::chrono::microseconds kPollAfter{200};
+constexpr std::chrono::microseconds kPollAfterMax{2000};
+constexpr std::chrono::microseconds kPollMinBatch{200};  // shorter expected batches do not poll
+
+using std::chrono::nanoseconds;
 
 timespec to_timespec(Clock::time_point t) {
     auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
@@ -53,6 +64,10 @@ private:
     void on_comp();
     void expire(StepState why);
     void arm_timer(Clock::time_point deadline, bool on);
+    static void arm_at(UniqueFd& fd, Clock::time_point t);
+    static void disarm(UniqueFd& fd);
+    void plan_poll();
+    int wait_events(epoll_event* evs, int max);
 
     Engine::Impl& m_;
     std::vector<Entry>& entries_;
@@ -71,8 +86,14 @@ private:
     // came back (the job still holds the command).
     std::unordered_map<uint32_t, Outcome> early_;
     std::vector<std::unique_ptr<Job>> to_post_;  // blocking jobs for the workers
-    bool posted_any_ = false;
+    size_t built_ = 0;  // blocking jobs made by this batch
     EngineStats d_;
+    // Hybrid polling (plan_poll): the loop polls in [poll_from_, poll_until_).
+    Clock::time_point started_{};
+    bool expired_ = false;     // timed out or cancelled: not a sample of the machine
+    nanoseconds expected_{0};  // ceil(N/T) x average chain, from measured latencies
+    Clock::time_point poll_from_ = Clock::time_point::max();
+    Clock::time_point poll_until_{};
 };
 
 void AsyncRun::start() {
@@ -88,6 +109,7 @@ void AsyncRun::start() {
     size_t need = sizeof(mlx5dv_devx_async_cmd_hdr) + query_outlen_;
     if (m_.comp_buf.size() < need) m_.comp_buf.resize(need);
     m_.throttle.reset_peak();
+    plan_poll();
     std::lock_guard lk(m_.done_mu);
     m_.live_jobs = 0;
     m_.loop_waiting = false;
@@ -95,6 +117,13 @@ void AsyncRun::start() {
 }
 
 void AsyncRun::finish() {
+    // Learn how far this machine's batches run over the model (the first
+    // wave's start-up, late wake-ups), so the next poll starts near the end.
+    if (expected_.count() > 0 && !expired_) {
+        auto took = Clock::now() - started_;
+        int64_t ratio = took * 1024 / expected_;
+        m_.ewma(m_.batch_ratio_1024, std::clamp<int64_t>(ratio, 512, 4096), 2);
+    }
     {
         std::lock_guard lk(m_.done_mu);
         m_.live_gen.store(0, std::memory_order_release);
@@ -118,7 +147,8 @@ void AsyncRun::run(Clock::time_point deadline) {
         if (open_count_ == 0) break;
         if (take_jobs()) continue;  // jobs came back while we were busy: no sleep
         epoll_event evs[4];
-        int n = ::epoll_wait(m_.epoll.get(), evs, 4, -1);
+        int n = wait_events(evs, 4);
+        if (n == 0) continue;  // polling, nothing yet
         if (n < 0) {
             if (errno == EINTR) continue;
             logf(LogLevel::Error, "devx: epoll_wait failed: errno %d", errno);
@@ -136,6 +166,8 @@ void AsyncRun::run(Clock::time_point deadline) {
                 take_jobs();
                 on_comp();
                 completion = true;
+            } else if (fd == m_.poll_fd.get()) {
+                m_.poll_fd.drain();  // the poll window opened: wait_events polls now
             } else if (fd == m_.timer_fd.get()) {
                 m_.timer_fd.drain();
                 timeout = true;
@@ -148,14 +180,73 @@ void AsyncRun::run(Clock::time_point deadline) {
         if (timeout && open_count_ > 0) expire(StepState::TimedOut);
     }
     if (timed) arm_timer(deadline, false);
+    if (poll_from_ != Clock::time_point::max()) disarm(m_.poll_fd);
     finish();
 }
 
+// The batch's expected end: ceil(open / T) waves of its average chain, each
+// step at its kind's measured average latency, scaled by how much longer
+// batches have taken than that. The first batch (no measurements yet)
+// expects 1 ms per step, so it sleeps as before until events wake it.
+void AsyncRun::plan_poll() {
+    started_ = Clock::now();
+    if (!m_.opt.hybrid_poll || open_count_ == 0) return;
+    const int64_t blocking = m_.blocking_ns.load(std::memory_order_relaxed);
+    const int64_t query = m_.query_ns.load(std::memory_order_relaxed);
+    int64_t total = 0, longest = 0;
+    for (const Entry& en : entries_) {
+        int64_t chain = 0;
+        for (const Command& c : en.steps)
+            chain += c.kind == CmdKind::Query && m_.opt.async_query ? query : blocking;
+        total += chain;
+        longest = std::max(longest, chain);
+    }
+    const int64_t open = static_cast<int64_t>(open_count_);
+    const int64_t slots = m_.throttle.limit();
+    expected_ = nanoseconds(std::max(longest, (open + slots - 1) / slots * (total / open)));
+    // A batch of fast commands ends within a few thread wake-ups: polling
+    // there only takes the CPU from the workers (and costs the timer).
+    if (expected_ < kPollMinBatch) {
+        expected_ = nanoseconds(0);  // nor a sample of how long batches run over
+        return;
+    }
+    auto end = started_ + expected_ * m_.batch_ratio_1024.load(std::memory_order_relaxed) / 1024;
+    nanoseconds after = std::clamp<nanoseconds>(expected_ / 8, kPollAfter, kPollAfterMax);
+    poll_from_ = end - kPollLead;
+    poll_until_ = end + after;
+    arm_at(m_.poll_fd, poll_from_);
+}
+
+// epoll_wait, except inside the poll window: there it does not sleep (0 when
+// nothing is ready, after yielding the CPU to any thread that has work).
+// Before the window, poll_fd's expiry wakes it when the window opens.
+int AsyncRun::wait_events(epoll_event* evs, int max) {
+    if (poll_from_ != Clock::time_point::max()) {
+        auto now = Clock::now();
+        if (now >= poll_from_ && now < poll_until_) {
+            int n = ::epoll_wait(m_.epoll.get(), evs, max, 0);
+            if (n == 0) ::sched_yield();
+            return n;
+        }
+    }
+    return ::epoll_wait(m_.epoll.get(), evs, max, -1);
+}
+
 void AsyncRun::arm_timer(Clock::time_point deadline, bool on) {
+    if (on) return arm_at(m_.timer_fd, deadline);
+    disarm(m_.timer_fd);
+}
+
+void AsyncRun::arm_at(UniqueFd& fd, Clock::time_point t) {
     itimerspec its{};
-    if (on) its.it_value = to_timespec(deadline);
-    ::timerfd_settime(m_.timer_fd.get(), TFD_TIMER_ABSTIME, &its, nullptr);
-    if (!on) m_.timer_fd.drain();  // an expiry that raced with the last completion
+    its.it_value = to_timespec(t);
+    ::timerfd_settime(fd.get(), TFD_TIMER_ABSTIME, &its, nullptr);
+}
+
+void AsyncRun::disarm(UniqueFd& fd) {
+    itimerspec its{};
+    ::timerfd_settime(fd.get(), TFD_TIMER_ABSTIME, &its, nullptr);
+    fd.drain();  // an expiry that raced with the last completion
 }
 
 void AsyncRun::dispatch() {
@@ -240,11 +331,18 @@ void AsyncRun::post_blocking(uint32_t e, bool slot_held) {
     in_flight_[e] = true;
     at_worker_[e] = true;
     to_post_.push_back(std::move(job));  // posted together at the end of dispatch()
-    if (!posted_any_) {
+    ++built_;
+    if (built_ == 1) {
         // The batch's first job goes at once: its worker's wake-up overlaps
         // with building the others.
-        posted_any_ = true;
         m_.post_live(to_post_);
+    } else if (built_ == m_.pool->size() && open_count_ > built_) {
+        // A first wave for every worker: start it before building the rest,
+        // and give the CPU to the workers just woken (on a VM they wait on
+        // this vCPU's run queue: the first command of a 256-queue batch left
+        // ~150 us late while the loop built the others).
+        m_.post_live(to_post_);
+        ::sched_yield();
     }
 }
 
@@ -375,6 +473,7 @@ void AsyncRun::on_comp() {
         o.ran = true;
         auto* out = reinterpret_cast<const std::byte*>(hdr->out_data);
         o.completed = now;
+        m_.ewma(m_.query_ns, nanoseconds(now - issued_at_[e]).count(), 3);
         if (at_worker_[e]) {
             // Issued by a worker whose job is not back yet: keep the output
             // until it is (take_jobs() before the loop sleeps).
@@ -388,6 +487,7 @@ void AsyncRun::on_comp() {
 }
 
 void AsyncRun::expire(StepState why) {
+    expired_ = true;
     for (uint32_t e = 0; e < entries_.size(); ++e) {
         if (!open_[e]) continue;
         close_chain(entries_[e].steps, res_.entries[e].steps, next_[e], why);

@@ -28,9 +28,11 @@ struct Engine::Impl {
 
     // Owned resources, released by shutdown() in reverse order of set-up.
     CmdComp comp;      // Async: completions of obj_query_async
-    UniqueFd epoll;    // Async: comp fd, work_fd, timer_fd
+    UniqueFd epoll;    // Async: comp fd, work_fd, timer_fd, poll_fd
     UniqueFd work_fd;  // eventfd: a worker finished a job
     UniqueFd timer_fd; // timerfd: the batch deadline
+    UniqueFd poll_fd;  // timerfd: the hybrid poll window opens (not epoll_pwait2:
+                       // kernels before 5.11 and valgrind lack it)
     std::unique_ptr<WorkerPool> pool;
 
     // Worker -> loop hand-off. A worker wakes the loop (work_fd) only when it
@@ -51,6 +53,15 @@ struct Engine::Impl {
     // thread wake-up is several microseconds on a VM). Starts slow.
     std::atomic<int64_t> blocking_ns{kSlowCommandNs};
     static constexpr int64_t kSlowCommandNs = 1'000'000;
+    // Hybrid polling's model of a batch: the average latency of async QUERYs
+    // (EWMA, 1/8) and how much longer than ceil(N/T) x chain batches really
+    // take (EWMA, 1/4, in 1/1024ths; starts at 1.0).
+    std::atomic<int64_t> query_ns{kSlowCommandNs};
+    std::atomic<int64_t> batch_ratio_1024{1024};
+    static void ewma(std::atomic<int64_t>& avg, int64_t sample, int shift) noexcept {
+        int64_t a = avg.load(std::memory_order_relaxed);
+        avg.store(a + (sample - a) / (int64_t(1) << shift), std::memory_order_relaxed);  // racy: an estimate
+    }
     static constexpr int64_t kFastCommandNs = 100'000;
     bool fast_commands() const noexcept {
         return blocking_ns.load(std::memory_order_relaxed) < kFastCommandNs;
