@@ -1,9 +1,11 @@
 // Engine set-up, dispatch to the strategy, shutdown and shared helpers.
 #include <poll.h>
+#include <sched.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -103,6 +105,9 @@ Result<void> Engine::Impl::setup() {
         }
         comp_buf.resize(sizeof(mlx5dv_devx_async_cmd_hdr) + 4096);
     }
+    cpu_set_t cpus;
+    if (::sched_getaffinity(0, sizeof(cpus), &cpus) == 0)
+        fast_workers = std::max(1, CPU_COUNT(&cpus));
     if (opt.strategy != Strategy::Sequential)
         pool = std::make_unique<WorkerPool>(
             nworkers, opt.thread_prefix, [this](std::unique_ptr<Job> j) { worker_run(std::move(j)); });
@@ -130,10 +135,12 @@ void Engine::Impl::worker_run(std::unique_ptr<Job> job) noexcept {
     // it goes back unrun (no outcomes) and is discarded as stale.
     bool stale = job->skip_if_stale && job->gen != live_gen.load(std::memory_order_acquire);
     // Few workers were woken for fast commands: while jobs wait and a slot is
-    // free, the pool grows by one (a command that blocks after all does not
-    // hold the others back).
-    if (job->continue_async && fast_commands() && throttle.in_flight() < throttle.limit())
-        pool->wake_one_if_queued();
+    // free, the pool grows by one, up to fast_workers; once the average says
+    // the commands are slow after all, without that bound. A command that
+    // hangs leaves the average as it was: the loop's stall check grows the
+    // pool then.
+    if (job->continue_async && throttle.in_flight() < throttle.limit())
+        pool->wake_one_if_queued(fast_commands() ? fast_workers : UINT32_MAX);
     if (!stale) run_steps(*job);
     bool quiet = job_is_quiet(*job);
     if (job->continue_async)

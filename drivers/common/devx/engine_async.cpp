@@ -29,6 +29,13 @@ constexpr std::chrono::microseconds kPollMinBatch{200};  // shorter expected bat
 
 using std::chrono::nanoseconds;
 
+// Fast commands: how often (ms) the loop checks that the few awake workers
+// are not all stuck in a command that blocks after all (one that hangs: slow
+// ones that complete turn the engine slow, and workers grow the pool). A
+// batch of fast commands rarely lasts that long; a 100 us tick fired in most
+// of them and cost more than it saved.
+constexpr int kStallCheckMs = 1;
+
 timespec to_timespec(Clock::time_point t) {
     auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
     if (ns < 1) ns = 1;  // zero would disarm the timer
@@ -92,6 +99,7 @@ private:
     Clock::time_point started_{};
     bool expired_ = false;     // timed out or cancelled: not a sample of the machine
     nanoseconds expected_{0};  // ceil(N/T) x average chain, from measured latencies
+    bool stall_check_ = false;  // fast commands: the loop's sleep times out for wake_one_if_stalled
     Clock::time_point poll_from_ = Clock::time_point::max();
     Clock::time_point poll_until_{};
 };
@@ -184,13 +192,22 @@ void AsyncRun::run(Clock::time_point deadline) {
     finish();
 }
 
-// The batch's expected end: ceil(open / T) waves of its average chain, each
+// Slow batches: the batch's expected end: ceil(open / T) waves of its average chain, each
 // step at its kind's measured average latency, scaled by how much longer
 // batches have taken than that. The first batch (no measurements yet)
 // expects 1 ms per step, so it sleeps as before until events wake it.
 void AsyncRun::plan_poll() {
     started_ = Clock::now();
-    if (!m_.opt.hybrid_poll || open_count_ == 0) return;
+    if (open_count_ == 0) return;
+    if (m_.fast_commands()) {
+        // Few workers are awake for fast commands: the loop's sleep times out
+        // now and then, so that a batch whose commands hang still gets its
+        // workers (epoll's own timeout: no timer syscalls in batches that
+        // take microseconds).
+        stall_check_ = true;
+        return;
+    }
+    if (!m_.opt.hybrid_poll) return;
     const int64_t blocking = m_.blocking_ns.load(std::memory_order_relaxed);
     const int64_t query = m_.query_ns.load(std::memory_order_relaxed);
     int64_t total = 0, longest = 0;
@@ -228,6 +245,12 @@ int AsyncRun::wait_events(epoll_event* evs, int max) {
             if (n == 0) ::sched_yield();
             return n;
         }
+    }
+    if (stall_check_) {
+        int n = ::epoll_wait(m_.epoll.get(), evs, max, kStallCheckMs);
+        if (n == 0 && m_.throttle.in_flight() < m_.throttle.limit())
+            m_.pool->wake_one_if_stalled(std::chrono::nanoseconds(std::chrono::milliseconds(kStallCheckMs)).count());
+        return n;
     }
     return ::epoll_wait(m_.epoll.get(), evs, max, -1);
 }

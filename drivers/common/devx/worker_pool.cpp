@@ -1,6 +1,7 @@
 #include "worker_pool.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 
 #include "common/base/named_thread.hpp"
@@ -8,12 +9,20 @@
 namespace mlx5async::devx {
 
 WorkerPool::WorkerPool(unsigned threads, const std::string& name_prefix, RunFn run)
-    : run_(std::move(run)) {
+    : run_(std::move(run)), busy_since_(threads, 0) {
     threads_.reserve(threads);
     for (unsigned i = 0; i < threads; ++i)
         threads_.push_back(make_named_thread(name_prefix + std::to_string(i),
-                                             [this] { loop(); }));
+                                             [this, i] { loop(i); }));
 }
+
+namespace {
+int64_t steady_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+}  // namespace
 
 void WorkerPool::post(std::unique_ptr<Job> job) {
     {
@@ -43,20 +52,34 @@ void WorkerPool::post_all(std::vector<std::unique_ptr<Job>>& jobs, size_t max_wa
     }
 }
 
-void WorkerPool::wake_one_if_queued() {
+void WorkerPool::wake_one_if_queued(unsigned max_awake) {
     {
         std::lock_guard lk(mu_);
         if (queue_.empty() || woken_ > 0 || idle_ == 0) return;
+        if (busy_since_.size() - (idle_ - woken_) >= max_awake) return;
         ++woken_;
     }
     cv_.notify_one();
 }
 
-void WorkerPool::loop() {
+void WorkerPool::wake_one_if_stalled(int64_t ns) {
+    {
+        std::lock_guard lk(mu_);
+        if (queue_.empty() || idle_ == woken_) return;
+        const int64_t since = steady_ns() - ns;
+        for (int64_t t : busy_since_)
+            if (t > since) return;  // a worker started a job recently: it is moving
+        ++woken_;
+    }
+    cv_.notify_one();
+}
+
+void WorkerPool::loop(size_t self) {
     for (;;) {
         std::unique_ptr<Job> job;
         {
             std::unique_lock lk(mu_);
+            busy_since_[self] = 0;
             ++idle_;
             while (queue_.empty() && !stopping_) {
                 cv_.wait(lk);
@@ -66,6 +89,7 @@ void WorkerPool::loop() {
             if (queue_.empty()) return;  // stopping, nothing left to run
             job = std::move(queue_.front());
             queue_.pop_front();
+            busy_since_[self] = steady_ns();
         }
         run_(std::move(job));
     }

@@ -33,15 +33,20 @@ public:
     // one woke a worker per post, which preempted the poster before it could
     // queue the next.
     void post_all(std::vector<std::unique_ptr<Job>>& jobs, size_t max_wake = SIZE_MAX);
-    // Wakes one more idle worker if jobs wait and no wake-up is on its way:
-    // lets the pool grow one worker at a time when few were woken.
-    void wake_one_if_queued();
+    // Wakes one more idle worker if jobs wait, no wake-up is on its way and
+    // fewer than `max_awake` workers are awake: lets the pool grow one worker
+    // at a time when few were woken.
+    void wake_one_if_queued(unsigned max_awake = UINT32_MAX);
+    // Wakes one more idle worker if jobs wait and every awake worker has been
+    // in its current job for at least `ns` (they block: the device is slow
+    // after all), whatever the number awake.
+    void wake_one_if_stalled(int64_t ns);
     // Lets running jobs finish, joins every thread, returns the jobs never started.
     std::vector<std::unique_ptr<Job>> stop() noexcept;
     unsigned size() const noexcept { return static_cast<unsigned>(threads_.size()); }
 
 private:
-    void loop();
+    void loop(size_t self);
 
     RunFn run_;
     std::mutex mu_;  // protects queue_
@@ -49,6 +54,7 @@ private:
     bool stopping_ = false;  // under mu_
     unsigned idle_ = 0;      // under mu_: workers waiting on cv_
     unsigned woken_ = 0;     // under mu_: of those, notified and not yet running
+    std::vector<int64_t> busy_since_;  // under mu_: per worker, steady ns its job began; 0 idle
     std::deque<std::unique_ptr<Job>> queue_;
     std::vector<std::jthread> threads_;
 };
