@@ -312,6 +312,29 @@ TEST(VirtqReserved, NonzeroPaddingIsNamedCarriedBitsAreNot) {
     EXPECT_EQ(virtq_object_nonzero_reserved(Bytes(10)), "virtio_net_q_object (short buffer)");
 }
 
+// Every one of the object's 1536 bits alone: named exactly when it lies in a
+// reserved field that no carried field covers (the check is a precomputed
+// mask; this walks the layout instead).
+TEST(VirtqReserved, EveryBitAloneIsNamedIffReservedAndNotCarried) {
+    auto owner = [](uint32_t bit, auto&& fields, bool want_reserved) -> const Field* {
+        for (const Field* f : fields)
+            if (f->reserved() == want_reserved && bit >= f->bit_offset && bit < f->end()) return f;
+        return nullptr;
+    };
+    size_t named = 0;
+    for (uint32_t bit = 0; bit < kVirtqObjBytes * 8; ++bit) {
+        Bytes obj(kVirtqObjBytes);
+        set_bits(obj, bit, 1, 1);
+        const Field* reserved = owner(bit, layout::kVirtioNetQObject.fields, true);
+        bool carried = false;
+        for (const Field* f : L::kCarried) carried |= bit >= f->bit_offset && bit < f->end();
+        std::string_view want = reserved && !carried ? reserved->name : std::string_view{};
+        ASSERT_EQ(virtq_object_nonzero_reserved(obj), want) << "bit 0x" << std::hex << bit;
+        named += !want.empty();
+    }
+    EXPECT_GT(named, 0u);
+}
+
 TEST(VirtqFeatures, VirtioFeatureBitsMapToPrmMask) {
     // VIRTIO_NET_F_CSUM 0, GUEST_CSUM 1, HOST_TSO4 11, HOST_TSO6 12, MRG_RXBUF 15.
     uint64_t f = (1ull << 0) | (1ull << 1) | (1ull << 11) | (1ull << 12) | (1ull << 15);
