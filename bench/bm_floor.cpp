@@ -42,7 +42,8 @@ class FloorRig {
 public:
     FloorRig(unsigned threads, std::vector<int64_t> chain_ns)
         : chain_ns_(std::move(chain_ns)) {
-        for (unsigned i = 0; i < threads; ++i) wake_.push_back(std::make_unique<std::binary_semaphore>(0));
+        for (unsigned i = 0; i < threads; ++i)
+            wake_.push_back(std::make_unique<std::binary_semaphore>(0));
         for (unsigned i = 0; i < threads; ++i) threads_.emplace_back([this, i] { loop(i); });
     }
     ~FloorRig() {
@@ -60,7 +61,8 @@ public:
         for (auto& w : wake_) w->release();
         int64_t poll_from = t0 + ideal_ns - 50'000;
         if (now_ns() < poll_from) {
-            timespec ts{static_cast<time_t>(poll_from / 1'000'000'000), static_cast<long>(poll_from % 1'000'000'000)};
+            timespec ts{static_cast<time_t>(poll_from / 1'000'000'000),
+                        static_cast<long>(poll_from % 1'000'000'000)};
             clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr);
         }
         while (done_.load(std::memory_order_acquire) < n) sched_yield();

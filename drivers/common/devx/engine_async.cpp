@@ -249,7 +249,7 @@ int AsyncRun::wait_events(epoll_event* evs, int max) {
     if (stall_check_) {
         int n = ::epoll_wait(m_.epoll.get(), evs, max, kStallCheckMs);
         if (n == 0 && m_.throttle.in_flight() < m_.throttle.limit())
-            m_.pool->wake_one_if_stalled(std::chrono::nanoseconds(std::chrono::milliseconds(kStallCheckMs)).count());
+            m_.pool->wake_one_if_stalled(nanoseconds(std::chrono::milliseconds(kStallCheckMs)).count());
         return n;
     }
     return ::epoll_wait(m_.epoll.get(), evs, max, -1);

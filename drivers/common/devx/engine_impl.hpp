@@ -60,7 +60,8 @@ struct Engine::Impl {
     std::atomic<int64_t> batch_ratio_1024{1024};
     static void ewma(std::atomic<int64_t>& avg, int64_t sample, int shift) noexcept {
         int64_t a = avg.load(std::memory_order_relaxed);
-        avg.store(a + (sample - a) / (int64_t(1) << shift), std::memory_order_relaxed);  // racy: an estimate
+        // Racy (load, then store): an estimate.
+        avg.store(a + (sample - a) / (int64_t(1) << shift), std::memory_order_relaxed);
     }
     static constexpr int64_t kFastCommandNs = 100'000;
     bool fast_commands() const noexcept {
