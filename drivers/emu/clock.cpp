@@ -17,8 +17,9 @@ int64_t real_now_ns() {
 
 // How long before its due time a timed wait stops sleeping and starts
 // yield-spinning. Measured on this 2-vCPU VM (doc/engine-history.md,
-// "Completing at the modelled time"), N=32 resume over ideal: 50 us 1.30x, 100 and 200 us
-// 1.23x; 100 burns less CPU. The host's wake-up delay has a long tail.
+// "Completing at the modelled time"), N=32 resume over ideal: 50 us 1.30x,
+// 100 and 200 us 1.23x; 100 burns less CPU. The host's wake-up delay has a
+// long tail.
 constexpr int64_t kSpinAheadNs = 100'000;
 // Spinners at once: the throttle's 16 plus the firmware thread would all
 // fit. Capping at 2 or 4 measured worse (N=32 resume 1.34-1.35x ideal
