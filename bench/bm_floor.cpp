@@ -26,17 +26,12 @@
 #include <vector>
 
 #include "bench_common.hpp"
+#include "common/base/steady_clock.hpp"
 #include "drivers/emu/clock.hpp"
 #include "drivers/emu/profile.hpp"
 
 namespace mlx5async::bench {
 namespace {
-
-int64_t now_ns() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-}
 
 class FloorRig {
 public:
@@ -57,16 +52,16 @@ public:
         total_ = n;
         next_.store(0);
         done_.store(0);
-        int64_t t0 = now_ns();
+        int64_t t0 = steady_now_ns();
         for (auto& w : wake_) w->release();
         int64_t poll_from = t0 + ideal_ns - 50'000;
-        if (now_ns() < poll_from) {
+        if (steady_now_ns() < poll_from) {
             timespec ts{static_cast<time_t>(poll_from / 1'000'000'000),
                         static_cast<long>(poll_from % 1'000'000'000)};
             clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr);
         }
         while (done_.load(std::memory_order_acquire) < n) sched_yield();
-        int64_t took = now_ns() - t0;
+        int64_t took = steady_now_ns() - t0;
         // Every thread back asleep before the next batch.
         while (parked_.load(std::memory_order_acquire) < threads_.size()) sched_yield();
         return took;
@@ -85,8 +80,8 @@ private:
             while (next_.fetch_add(1) < total_) {
                 std::unique_lock lk(mu);
                 for (int64_t ns : chain_ns_) {
-                    int64_t due = now_ns() + ns;
-                    while (now_ns() < due) clock.wait_until(lk, cv, due);
+                    int64_t due = steady_now_ns() + ns;
+                    while (steady_now_ns() < due) clock.wait_until(lk, cv, due);
                 }
                 done_.fetch_add(1, std::memory_order_release);
             }

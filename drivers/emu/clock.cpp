@@ -5,15 +5,11 @@
 
 #include <chrono>
 
+#include "common/base/steady_clock.hpp"
+
 namespace mlx5async::emu {
 
 namespace {
-
-int64_t real_now_ns() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-}
 
 // How long before its due time a timed wait stops sleeping and starts
 // yield-spinning. Measured on this 2-vCPU VM (doc/engine-history.md,
@@ -33,7 +29,7 @@ std::chrono::steady_clock::time_point to_tp(int64_t ns) {
 
 }  // namespace
 
-int64_t SteadyClock::now_ns() const { return real_now_ns(); }
+int64_t SteadyClock::now_ns() const { return steady_now_ns(); }
 
 void SteadyClock::wait_until(std::unique_lock<std::mutex>& lk, std::condition_variable& cv,
                              int64_t due_ns) {
@@ -49,17 +45,17 @@ void SteadyClock::wait_until(std::unique_lock<std::mutex>& lk, std::condition_va
         slack_set = true;
     }
     constexpr int64_t ahead = kSpinAheadNs;
-    if (real_now_ns() < due_ns - ahead) {
+    if (steady_now_ns() < due_ns - ahead) {
         // Notified (state changed): the caller re-checks and calls again.
         if (cv.wait_until(lk, to_tp(due_ns - ahead)) == std::cv_status::no_timeout) return;
     }
-    if (real_now_ns() >= due_ns) return;
+    if (steady_now_ns() >= due_ns) return;
     if (spinners_.fetch_add(1, std::memory_order_relaxed) < kMaxSpinners) {
         // Unlocked, so the other commands' threads and the firmware thread
         // go on; a notification meanwhile is not lost for long: the caller
         // re-checks its predicate within `ahead` of now.
         lk.unlock();
-        while (real_now_ns() < due_ns) sched_yield();
+        while (steady_now_ns() < due_ns) sched_yield();
         spinners_.fetch_sub(1, std::memory_order_relaxed);
         lk.lock();
         return;

@@ -1,10 +1,10 @@
 #include "worker_pool.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 
 #include "common/base/named_thread.hpp"
+#include "common/base/steady_clock.hpp"
 
 namespace mlx5async::devx {
 
@@ -16,13 +16,7 @@ WorkerPool::WorkerPool(unsigned threads, const std::string& name_prefix, RunFn r
                                              [this, i] { loop(i); }));
 }
 
-namespace {
-int64_t steady_ns() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-}
-}  // namespace
+
 
 void WorkerPool::post(std::unique_ptr<Job> job) {
     {
@@ -66,7 +60,7 @@ void WorkerPool::wake_one_if_stalled(int64_t ns) {
     {
         std::lock_guard lk(mu_);
         if (queue_.empty() || idle_ == woken_) return;
-        const int64_t since = steady_ns() - ns;
+        const int64_t since = steady_now_ns() - ns;
         for (int64_t t : busy_since_)
             if (t > since) return;  // a worker started a job recently: it is moving
         ++woken_;
@@ -89,7 +83,7 @@ void WorkerPool::loop(size_t self) {
             if (queue_.empty()) return;  // stopping, nothing left to run
             job = std::move(queue_.front());
             queue_.pop_front();
-            busy_since_[self] = steady_ns();
+            busy_since_[self] = steady_now_ns();
         }
         run_(std::move(job));
     }

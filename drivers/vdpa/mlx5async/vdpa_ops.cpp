@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "common/base/steady_clock.hpp"
 #include "common/prm/status.hpp"
 #include "log.hpp"
 #include "pmd_device.hpp"
@@ -34,11 +35,7 @@ const char* const kStatNames[] = {
 };
 constexpr unsigned kNumStats = sizeof(kStatNames) / sizeof(kStatNames[0]);
 
-uint64_t now_ns() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-}
+uint64_t now_ns() { return uint64_t(steady_now_ns()); }
 
 int fail_op(const char* op, int vid, const Error& e) {
     MLX5A_LOG(ERR, "vid %d: %s: %s", vid, op, prm::describe(e).c_str());

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/base/steady_clock.hpp"
 #include "emu_fixture.hpp"
 
 namespace mlx5async::emu::test {
@@ -22,11 +23,7 @@ using prm::VirtqState;
 
 constexpr int64_t kQueryUs = 300;
 
-int64_t now_ns() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-}
+int64_t now_ns() { return steady_now_ns(); }
 
 class NeverEarly : public EmuTest {
 protected:

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "common/base/log_sink.hpp"
+#include "common/base/steady_clock.hpp"
 #include "common/prm/counters.hpp"
 #include "common/prm/general_obj.hpp"
 #include "common/prm/opcodes.hpp"
@@ -18,11 +19,7 @@
 
 namespace mlx5async::core {
 
-uint64_t steady_ns() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-}
+uint64_t steady_ns() { return uint64_t(steady_now_ns()); }
 
 const char* vq_phase_name(VqPhase p) noexcept {
     switch (p) {
