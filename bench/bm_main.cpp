@@ -1,7 +1,10 @@
 // Benchmark entry: registers every benchmark, records the emulator profile
 // and the git revision in the JSON context.
 #include <benchmark/benchmark.h>
+#include <sched.h>
 #include <sys/prctl.h>
+
+#include <string>
 
 #include "bench_common.hpp"
 #include "git_rev.h"
@@ -20,6 +23,14 @@ int main(int argc, char** argv) {
     bench::register_floor();
     benchmark::AddCustomContext("profile", bench::profile_spec());
     benchmark::AddCustomContext("git_revision", MLX5A_GIT_REVISION);
+    // The CPUs the process may run on (MLX5A_BENCH_CPUS pins it): the
+    // ratios depend on whether its threads wake each other across vCPUs.
+    cpu_set_t cpus;
+    std::string list;
+    if (::sched_getaffinity(0, sizeof(cpus), &cpus) == 0)
+        for (int c = 0; c < CPU_SETSIZE; ++c)
+            if (CPU_ISSET(c, &cpus)) list += (list.empty() ? "" : ",") + std::to_string(c);
+    benchmark::AddCustomContext("cpu_affinity", list);
     benchmark::Initialize(&argc, argv);
     if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
     benchmark::RunSpecifiedBenchmarks();

@@ -31,7 +31,8 @@ def main(path):
                              b.get("cpu_us_per_cmd")))
     ctx = doc.get("context", {})
     print(f"profile {ctx.get('profile', '?')}, git {ctx.get('git_revision', '?')}, "
-          f"{ctx.get('num_cpus', '?')} CPUs, load {ctx.get('load_avg', '?')}")
+          f"{ctx.get('num_cpus', '?')} CPUs (process on CPUs {ctx.get('cpu_affinity', '?')}), "
+          f"load {ctx.get('load_avg', '?')}")
     print()
     print("| op | N | ideal ms | async ms | async/ideal | floor ms | floor/ideal | async/floor "
           "| sequential ms | threads ms | seq/async | peak |")
