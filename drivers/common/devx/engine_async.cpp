@@ -1,7 +1,8 @@
 // The async strategy: one epoll loop on the calling thread over the cmd_comp
-// fd, the work eventfd and the deadline timerfd. No sleeps, no poll interval.
-#include <sys/epoll.h>
+// fd, the work eventfd, the deadline timerfd and the timerfd that opens the
+// hybrid poll window. No sleeps, no poll interval.
 #include <sched.h>
+#include <sys/epoll.h>
 #include <sys/timerfd.h>
 
 #include <algorithm>
@@ -192,10 +193,10 @@ void AsyncRun::run(Clock::time_point deadline) {
     finish();
 }
 
-// Slow batches: the batch's expected end: ceil(open / T) waves of its average chain, each
-// step at its kind's measured average latency, scaled by how much longer
-// batches have taken than that. The first batch (no measurements yet)
-// expects 1 ms per step, so it sleeps as before until events wake it.
+// Slow batches: the expected end is ceil(open / T) waves of the average
+// chain, each step at its kind's measured average latency, scaled by how
+// much longer batches have taken than that. The first batch (no
+// measurements yet) expects 1 ms per step, so it sleeps until events wake it.
 void AsyncRun::plan_poll() {
     started_ = Clock::now();
     if (open_count_ == 0) return;
@@ -396,7 +397,8 @@ void AsyncRun::complete(uint32_t e, StepResult r) {
 void AsyncRun::complete_query(uint32_t e, Outcome o) {
     Command& c = entries_[e].steps[next_[e]];
     o.out.resize(c.outlen);
-    o.issued = issued_at_[e];
+    o.issued = issued_at_[e];  // set from the job when a worker issued it
+    m_.ewma(m_.query_ns, nanoseconds(o.completed - o.issued).count(), 3);
     complete(e, finish_step(std::move(c), std::move(o)));
 }
 
@@ -496,7 +498,6 @@ void AsyncRun::on_comp() {
         o.ran = true;
         auto* out = reinterpret_cast<const std::byte*>(hdr->out_data);
         o.completed = now;
-        m_.ewma(m_.query_ns, nanoseconds(now - issued_at_[e]).count(), 3);
         if (at_worker_[e]) {
             // Issued by a worker whose job is not back yet: keep the output
             // until it is (take_jobs() before the loop sleeps).

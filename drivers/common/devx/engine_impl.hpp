@@ -67,11 +67,11 @@ struct Engine::Impl {
     bool fast_commands() const noexcept {
         return blocking_ns.load(std::memory_order_relaxed) < kFastCommandNs;
     }
-    // Fast commands keep at most this many workers awake (the CPUs this
-    // process may run on): more only switch and contend on 2 vCPUs (zero-
-    // latency overhead 4.3 -> 2.4 us per command at 256 queues with the
-    // fake device). A batch of them that blocks after all grows the pool by
-    // the loop's stall check (wake_one_if_stalled, every kFastCommandNs).
+    // Fast commands keep at most this many workers awake: the CPUs the
+    // engine's creator may run on (its workers inherit that mask). More only
+    // switch and contend on 2 vCPUs (zero-latency overhead 4.2 -> 2.7 us per
+    // command at 256 queues with the fake device). A batch of them that
+    // hangs grows the pool by the loop's stall check (wake_one_if_stalled).
     unsigned fast_workers = 1;
 
     std::mutex run_mu;  // one batch at a time; held by run() and by shutdown()

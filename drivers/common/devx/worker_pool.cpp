@@ -16,8 +16,6 @@ WorkerPool::WorkerPool(unsigned threads, const std::string& name_prefix, RunFn r
                                              [this, i] { loop(i); }));
 }
 
-
-
 void WorkerPool::post(std::unique_ptr<Job> job) {
     {
         std::lock_guard lk(mu_);
