@@ -1,5 +1,7 @@
 """Helpers for EAL-level tests: unique EAL file prefixes, private socket
-folders, processes that are always killed, bounded waits on their output."""
+folders, processes that are always killed, bounded waits on their output,
+the scripts' command line (run_case)."""
+import argparse
 import json
 import os
 import queue
@@ -169,3 +171,16 @@ def unique(prefix):
     global _counter
     _counter += 1
     return f"{prefix}-{os.getpid()}-{_counter}"
+
+
+def run_case(cases, *options):
+    """Every e2e script's entry: `SCRIPT CASE --option VALUE ...` runs one case
+    of `cases` (name -> function of the parsed arguments) and prints
+    "CASE: ok". `options` are (flag, argparse keyword arguments) pairs."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("case", choices=sorted(cases))
+    for flag, kw in options:
+        ap.add_argument(flag, **kw)
+    a = ap.parse_args()
+    cases[a.case](a)
+    print(f"{a.case}: ok")

@@ -4,7 +4,6 @@ vhost-user frontend (Debian's dpdk-testpmd over net_virtio_user).
 
 usage: test_pmd.py CASE --host BIN --plugin-dir DIR
 """
-import argparse
 import json
 import os
 import socket
@@ -12,7 +11,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_lib import EAL_COMMON, Frontend, HostSession, unique  # noqa: E402
+from e2e_lib import EAL_COMMON, Frontend, HostSession, run_case, unique  # noqa: E402
 
 # Low emulated latencies keep the tests quick; the control path is the same.
 FAST = "emu_modify_us=20,emu_query_us=30,emu_create_us=20,emu_destroy_us=20,emu_umem_us=5"
@@ -156,11 +155,5 @@ CASES = {"telemetry": case_telemetry, "rdma-core": case_rdma_core_backend,
          "app-cycles": case_app_cycles}
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser()
-    ap.add_argument("case", choices=sorted(CASES))
-    ap.add_argument("--host", required=True)
-    ap.add_argument("--plugin-dir", required=True)
-    ap.add_argument("--shim", default="")
-    a = ap.parse_args()
-    CASES[a.case](a)
-    print(f"{a.case}: ok")
+    run_case(CASES, ("--host", {"required": True}), ("--plugin-dir", {"required": True}),
+             ("--shim", {"default": ""}))

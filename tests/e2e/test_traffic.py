@@ -12,7 +12,6 @@ memory, and no virtq is in ERR.
 
 usage: test_traffic.py CASE --host BIN [--cycles K] [--guest BIN]
 """
-import argparse
 import json
 import os
 import re
@@ -20,7 +19,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_lib import Frontend, HostSession, Proc, unique  # noqa: E402
+from e2e_lib import Frontend, HostSession, Proc, run_case, unique  # noqa: E402
 
 FAST = "emu_modify_us=20,emu_query_us=30,emu_create_us=20,emu_destroy_us=20,emu_umem_us=5"
 RDY, SUSPEND, ERR = 1, 2, 3
@@ -197,11 +196,5 @@ CASES = {"traffic": case_traffic, "cycles": case_cycles, "reconnect": case_recon
          "log": case_log}
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser()
-    ap.add_argument("case", choices=sorted(CASES))
-    ap.add_argument("--host", required=True)
-    ap.add_argument("--cycles", type=int, default=1000)
-    ap.add_argument("--guest", default="")
-    a = ap.parse_args()
-    CASES[a.case](a)
-    print(f"{a.case}: ok")
+    run_case(CASES, ("--host", {"required": True}), ("--cycles", {"type": int, "default": 1000}),
+             ("--guest", {"default": ""}))

@@ -9,7 +9,6 @@ properties (never times) and kills every process it started.
 
   test_app.py CASE --app build/app/vdpa-testpmd/vdpa-testpmd --schema FILE
 """
-import argparse
 import json
 import os
 import pty
@@ -26,7 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from app_lib import (DEADLINE, VDEV, VQS, App, app_argv, expect, run_app,  # noqa: E402
                      script, start_frontend, stop_frontend, unique, with_frontend)
 from check_json import check_trace, validate  # noqa: E402
-from e2e_lib import Workdir  # noqa: E402
+from e2e_lib import Workdir, run_case  # noqa: E402
 
 PLOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tools",
                     "plot.py")
@@ -498,10 +497,4 @@ CASES = {"script": case_script, "cycles": case_cycles, "trace": case_trace,
          "completion": case_completion}
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser()
-    ap.add_argument("case", choices=sorted(CASES))
-    ap.add_argument("--app", required=True)
-    ap.add_argument("--schema", required=True)
-    a = ap.parse_args()
-    CASES[a.case](a)
-    print(f"{a.case}: ok")
+    run_case(CASES, ("--app", {"required": True}), ("--schema", {"required": True}))

@@ -6,7 +6,6 @@ destination order, ring enable/disable storms and the dirty log.
 
 usage: test_guest.py CASE --host VDPA_HOST --guest VHOST_USER_GUEST
 """
-import argparse
 import json
 import os
 import socket
@@ -14,7 +13,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from e2e_lib import Host, HostSession, Proc, Workdir, unique  # noqa: E402
+from e2e_lib import Host, HostSession, Proc, Workdir, run_case, unique  # noqa: E402
 
 # Low emulated latencies keep the tests quick; the control path is the same.
 FAST = "emu_modify_us=20,emu_query_us=30,emu_create_us=20,emu_destroy_us=20,emu_umem_us=5"
@@ -344,10 +343,4 @@ CASES = {"bad-guest": case_bad_guest, "reconnect": case_reconnect, "pairs": case
          "errors": case_errors}
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser()
-    ap.add_argument("case", choices=sorted(CASES))
-    ap.add_argument("--host", required=True)
-    ap.add_argument("--guest", required=True)
-    a = ap.parse_args()
-    CASES[a.case](a)
-    print(f"{a.case}: ok")
+    run_case(CASES, ("--host", {"required": True}), ("--guest", {"required": True}))

@@ -9,14 +9,13 @@ reconnect (new callfds); event_mode=none signals nothing.
 
 usage: test_irq.py CASE --host VDPA_HOST --guest VHOST_USER_GUEST
 """
-import argparse
 import os
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from e2e_lib import HostSession, unique  # noqa: E402
+from e2e_lib import HostSession, run_case, unique  # noqa: E402
 from test_guest import FAST, PAIRS, RDY, RINGS, SUSPEND, Guest, check_stopped, wait_states  # noqa: E402
 
 PKTS = 8
@@ -146,10 +145,4 @@ def case_no_interrupts(args):
 CASES = {"interrupts": case_interrupts, "no-interrupts": case_no_interrupts}
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser()
-    ap.add_argument("case", choices=sorted(CASES))
-    ap.add_argument("--host", required=True)
-    ap.add_argument("--guest", required=True)
-    a = ap.parse_args()
-    CASES[a.case](a)
-    print(f"{a.case}: ok")
+    run_case(CASES, ("--host", {"required": True}), ("--guest", {"required": True}))

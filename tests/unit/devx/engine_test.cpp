@@ -49,6 +49,21 @@ protected:
         return b;
     }
     uint32_t id(size_t q) const { return vqs_[q].obj_id(); }
+    // A suspend batch whose MODIFYs all block until `limit` are outstanding
+    // at once (checked), then are released together.
+    BatchResult run_holding_modifies(Engine& eng, unsigned limit) {
+        fake_.set_script([](const FakeCall& c) {
+            FakeReply r;
+            r.hold = c.op == FakeOp::Modify;
+            return r;
+        });
+        auto fut = std::async(std::launch::async, [&] { return eng.run(suspend_all(), kGenerous); });
+        EXPECT_TRUE(fake_.wait_held(limit, kGenerous));
+        EXPECT_EQ(fake_.in_flight(), limit);
+        fake_.set_script(nullptr);
+        fake_.release_all();
+        return fut.get();
+    }
 
     FakeDevx fake_;  // first: outlives the objects and the engine
     std::vector<DevxObj> vqs_;
@@ -167,19 +182,8 @@ TEST_F(EngineBatch, EbusyWithNothingInFlightRunsBlocking) {
 TEST_F(EngineBatch, PeakInFlightReachesButNeverExceedsLimit) {
     make_objs(24);
     const unsigned kLimit = 4;
-    // Hold every modify until kLimit are outstanding at once.
-    fake_.set_script([](const FakeCall& c) {
-        FakeReply r;
-        r.hold = c.op == FakeOp::Modify;
-        return r;
-    });
     Engine& eng = engine({.max_inflight = kLimit});
-    auto fut = std::async(std::launch::async, [&] { return eng.run(suspend_all(), kGenerous); });
-    ASSERT_TRUE(fake_.wait_held(kLimit, kGenerous));
-    EXPECT_EQ(fake_.in_flight(), kLimit);
-    fake_.set_script(nullptr);
-    fake_.release_all();
-    BatchResult r = fut.get();
+    BatchResult r = run_holding_modifies(eng, kLimit);
     EXPECT_TRUE(r.ok());
     EXPECT_EQ(r.peak_inflight, kLimit);
     EXPECT_EQ(fake_.peak_in_flight(), kLimit);
@@ -194,17 +198,7 @@ TEST_F(EngineBatch, PeakReachesLimitAfterFastBatchesToo) {
     for (int i = 0; i < 20; ++i) ASSERT_TRUE(eng.run(suspend_all(), kGenerous).ok());
     for (auto& v : vqs_) v = fake_.make_obj(VirtqState::RDY);
     // Now every modify blocks: the pool must still grow to kLimit commands.
-    fake_.set_script([](const FakeCall& c) {
-        FakeReply r;
-        r.hold = c.op == FakeOp::Modify;
-        return r;
-    });
-    auto fut = std::async(std::launch::async, [&] { return eng.run(suspend_all(), kGenerous); });
-    ASSERT_TRUE(fake_.wait_held(kLimit, kGenerous));
-    EXPECT_EQ(fake_.in_flight(), kLimit);
-    fake_.set_script(nullptr);
-    fake_.release_all();
-    BatchResult r = fut.get();
+    BatchResult r = run_holding_modifies(eng, kLimit);
     EXPECT_TRUE(r.ok());
     EXPECT_EQ(r.peak_inflight, kLimit);
     EXPECT_EQ(eng.throttle().in_flight(), 0u);

@@ -123,16 +123,8 @@ Hdr needs_csum_hdr(const Frame& f) {
     return h;
 }
 
-class CsumOffload : public ::testing::Test {
+class CsumOffload : public ::testing::Test, protected LoopbackRings {
 protected:
-    FakeGuest g;
-    DriverRing rx{g, 0}, tx{g, 1};
-    prm::VirtqAttr rxa = rx.attr(), txa = tx.attr();
-    prm::VirtqCounters rxc, txc;
-    WriteObserver obs = g.observer();
-    QueueIo txio{txa, txc, &obs}, rxio{rxa, rxc, &obs};
-    Translator tr = g.translator();
-
     // The PMD gives every virtq the device's negotiated features.
     void negotiate(uint64_t f) {
         set_features(txa, f);

@@ -31,16 +31,7 @@ using prm::VirtqState;
 
 // --- the loopback alone, no device ------------------------------------------
 
-class Loopback : public ::testing::Test {
-protected:
-    FakeGuest g;
-    DriverRing rx{g, 0}, tx{g, 1};
-    prm::VirtqAttr rxa = rx.attr(), txa = tx.attr();
-    prm::VirtqCounters rxc, txc;
-    WriteObserver obs = g.observer();
-    QueueIo txio{txa, txc, &obs}, rxio{rxa, rxc, &obs};
-    Translator tr = g.translator();
-};
+class Loopback : public ::testing::Test, protected LoopbackRings {};
 
 TEST_F(Loopback, CopiesPacketsExactlyWithHeaderAndCompletesBoth) {
     constexpr uint32_t kN = 100;
@@ -193,23 +184,6 @@ protected:
         log_mkey_ = direct_mkey(g.log, kLogBase);
         dev_->datapath().set_write_observer(g.observer());
     }
-    uint32_t direct_mkey(std::span<std::byte> buf, uint64_t start) {
-        auto* u = A.umem_reg(ctx_, buf.data(), buf.size(), IBV_ACCESS_LOCAL_WRITE);
-        EXPECT_NE(u, nullptr);
-        if (!u) return 0;
-        umems_.push_back(u);
-        prm::MkeyAttr m = prm::direct_mkey_attr(u->umem_id, 0, start, buf.size(), pdn_);
-        auto in = prm::encode_create_mkey(m);
-        EXPECT_TRUE(in);
-        std::vector<std::byte> out(prm::kCreateMkeyOutBytes);
-        auto* o = A.obj_create(ctx_, in->data(), in->size(), out.data(), out.size());
-        EXPECT_NE(o, nullptr) << "CREATE_MKEY failed";
-        if (!o) return 0;
-        objs_.push_back(o);
-        auto idx = prm::decode_create_mkey_out(out);
-        EXPECT_TRUE(idx);
-        return idx ? prm::mkey_value(*idx, m.mkey_7_0) : 0;
-    }
     void TearDown() override {
         stop_driver();
         EmuTest::TearDown();
@@ -230,12 +204,7 @@ protected:
         return prm::decode_query_counters_out(out, id).value_or(prm::VirtqCounters{});
     }
     Vq make_queue(DriverRing& r, mlx5dv_devx_obj** ctr) {
-        prm::VirtqAttr a = valid_attr(r.queue, kSize);
-        prm::VirtqAttr ra = r.attr();
-        a.desc_addr = ra.desc_addr;
-        a.available_addr = ra.available_addr;
-        a.used_addr = ra.used_addr;
-        a.virtio_q_mkey = mkey_;
+        prm::VirtqAttr a = valid_attr_on_ring(r.attr(), mkey_);
         a.counter_set_id = new_counters(ctr);
         cid_[*ctr] = a.counter_set_id;
         Vq vq = create_virtq(a);

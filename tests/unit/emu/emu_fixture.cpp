@@ -67,6 +67,33 @@ prm::VirtqAttr EmuTest::valid_attr(uint16_t queue_index, uint16_t queue_size, ui
     return a;
 }
 
+prm::VirtqAttr EmuTest::valid_attr_on_ring(const prm::VirtqAttr& ring, uint32_t mkey) {
+    prm::VirtqAttr a = valid_attr(ring.queue_index, ring.queue_size);
+    a.desc_addr = ring.desc_addr;
+    a.available_addr = ring.available_addr;
+    a.used_addr = ring.used_addr;
+    a.virtio_q_mkey = mkey;
+    return a;
+}
+
+uint32_t EmuTest::direct_mkey(std::span<std::byte> buf, uint64_t start) {
+    auto* u = A.umem_reg(ctx_, buf.data(), buf.size(), IBV_ACCESS_LOCAL_WRITE);
+    EXPECT_NE(u, nullptr);
+    if (!u) return 0;
+    umems_.push_back(u);
+    prm::MkeyAttr m = prm::direct_mkey_attr(u->umem_id, 0, start, buf.size(), pdn_);
+    auto in = prm::encode_create_mkey(m);
+    EXPECT_TRUE(in);
+    std::vector<std::byte> out(prm::kCreateMkeyOutBytes);
+    auto* o = A.obj_create(ctx_, in->data(), in->size(), out.data(), out.size());
+    EXPECT_NE(o, nullptr) << "CREATE_MKEY failed";
+    if (!o) return 0;
+    objs_.push_back(o);
+    auto idx = prm::decode_create_mkey_out(out);
+    EXPECT_TRUE(idx);
+    return idx ? prm::mkey_value(*idx, m.mkey_7_0) : 0;
+}
+
 Vq EmuTest::create_virtq(const prm::VirtqAttr& a) {
     std::vector<std::byte> in(prm::kVirtqCmdInBytes), out(prm::kGeneralObjOutHdrBytes);
     auto enc = prm::encode_create_virtq(a, in);

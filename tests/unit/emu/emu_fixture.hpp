@@ -7,6 +7,7 @@
 
 #include <cstring>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "common/prm/counters.hpp"
 #include "common/prm/field.hpp"
 #include "common/prm/general_obj.hpp"
+#include "common/prm/mkey.hpp"
 #include "common/prm/opcodes.hpp"
 #include "common/prm/status.hpp"
 #include "common/prm/virtq.hpp"
@@ -49,6 +51,11 @@ protected:
     // Three umems sized for queue_size (plus `extra` bytes each), and an attr
     // that CREATE accepts.
     prm::VirtqAttr valid_attr(uint16_t queue_index, uint16_t queue_size = 256, uint32_t extra = 0);
+    // valid_attr(ring.queue_index) on a guest ring: `ring`'s three addresses,
+    // reached through `mkey`.
+    prm::VirtqAttr valid_attr_on_ring(const prm::VirtqAttr& ring, uint32_t mkey);
+    // A direct MTT mkey over a umem of `buf`, which the guest sees at `start`.
+    uint32_t direct_mkey(std::span<std::byte> buf, uint64_t start);
     Vq create_virtq(const prm::VirtqAttr& a);
     CmdRet modify_virtq(const Vq& vq, prm::VirtqAttr a, uint64_t select);
     CmdRet modify_raw(const Vq& vq, std::vector<std::byte>& in);

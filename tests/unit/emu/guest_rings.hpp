@@ -16,6 +16,8 @@
 #include <thread>
 #include <vector>
 
+#include "common/prm/counters.hpp"
+#include "emu/datapath/loopback.hpp"
 #include "emu/datapath/split_ring.hpp"
 
 namespace mlx5async::emu::test {
@@ -180,5 +182,17 @@ bool eventually(P pred) {
     }
     return true;
 }
+
+// One guest's RX ring (queue 0) and TX ring (queue 1) with the loopback's
+// per-queue state for each, as the loopback tests start from.
+struct LoopbackRings {
+    FakeGuest g;
+    DriverRing rx{g, 0}, tx{g, 1};
+    prm::VirtqAttr rxa = rx.attr(), txa = tx.attr();
+    prm::VirtqCounters rxc, txc;
+    WriteObserver obs = g.observer();
+    dp::QueueIo txio{txa, txc, &obs}, rxio{rxa, rxc, &obs};
+    Translator tr = g.translator();
+};
 
 }  // namespace mlx5async::emu::test

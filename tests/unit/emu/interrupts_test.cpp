@@ -54,18 +54,6 @@ protected:
         if (ch_) A.destroy_event_channel(ch_);
         EventQpTest::TearDown();
     }
-    uint32_t direct_mkey(std::span<std::byte> buf, uint64_t start) {
-        auto* u = A.umem_reg(ctx_, buf.data(), buf.size(), IBV_ACCESS_LOCAL_WRITE);
-        EXPECT_NE(u, nullptr);
-        umems_.push_back(u);
-        prm::MkeyAttr m = prm::direct_mkey_attr(u->umem_id, 0, start, buf.size(), pdn_);
-        auto in = prm::encode_create_mkey(m);
-        std::vector<std::byte> out(prm::kCreateMkeyOutBytes);
-        auto* o = A.obj_create(ctx_, in->data(), in->size(), out.data(), out.size());
-        EXPECT_NE(o, nullptr);
-        objs_.push_back(o);
-        return prm::mkey_value(*prm::decode_create_mkey_out(out), m.mkey_7_0);
-    }
     // CQ (CQEs marked INVALID, owned by hardware), firmware QP, driver QP,
     // connected (DPDK mlx5_vdpa_event_qp_create), CQ subscribed with `cookie`.
     Path path(uint64_t cookie, bool collapsed = false, uint8_t log = 4) {
@@ -134,12 +122,7 @@ protected:
         return cookies;
     }
     Vq queue(DriverRing& r, prm::EventMode mode, uint32_t fw_qpn) {
-        prm::VirtqAttr a = valid_attr(r.queue, kSize);
-        prm::VirtqAttr ra = r.attr();
-        a.desc_addr = ra.desc_addr;
-        a.available_addr = ra.available_addr;
-        a.used_addr = ra.used_addr;
-        a.virtio_q_mkey = mkey_;
+        prm::VirtqAttr a = valid_attr_on_ring(r.attr(), mkey_);
         a.event_mode = mode;
         a.event_qpn_or_msix = fw_qpn;
         Vq vq = create_virtq(a);

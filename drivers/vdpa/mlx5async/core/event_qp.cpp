@@ -26,6 +26,17 @@ Error step_error(const devx::EntryResult& e, uint16_t ring, const char* what) {
     return Error::make(Errc::Firmware, "virtq " + std::to_string(ring) + ": " + what);
 }
 
+// An RC QP without a send queue, migrated (both event QPs of a virtq).
+prm::QpAttr receive_only_rc_qp(uint32_t pdn, prm::QpRqType rq) {
+    prm::QpAttr a;
+    a.st = uint8_t(prm::QpServiceType::RC);
+    a.pm_state = uint8_t(prm::QpPmState::MIGRATED);
+    a.pd = pdn;
+    a.no_sq = true;
+    a.rq_type = uint8_t(rq);
+    return a;
+}
+
 }  // namespace
 
 Result<std::vector<EventQp>> EventQp::create(devx::Engine& engine, const devx::Context& ctx,
@@ -74,22 +85,12 @@ Result<std::vector<EventQp>> EventQp::create(devx::Engine& engine, const devx::C
     // (a receive queue of 2^log_n 16-byte WQEs completing into the CQ).
     devx::Batch qpb;
     for (size_t i = 0; i < qps.size(); i++) {
-        prm::QpAttr fw;
-        fw.st = uint8_t(prm::QpServiceType::RC);
-        fw.pm_state = uint8_t(prm::QpPmState::MIGRATED);
-        fw.pd = pdn;
-        fw.no_sq = true;
-        fw.rq_type = uint8_t(prm::QpRqType::ZERO_LEN);
+        prm::QpAttr fw = receive_only_rc_qp(pdn, prm::QpRqType::ZERO_LEN);
         std::vector<std::byte> fin(prm::kCreateQpInBytes);
         MLX5A_CHECK(prm::encode_create_qp(fw, fin));
         qpb.add(devx::Command::create_obj(ctx, std::move(fin), prm::kEventQpCmdBytes, rings[i]));
 
-        prm::QpAttr sw;
-        sw.st = uint8_t(prm::QpServiceType::RC);
-        sw.pm_state = uint8_t(prm::QpPmState::MIGRATED);
-        sw.pd = pdn;
-        sw.no_sq = true;
-        sw.rq_type = uint8_t(prm::QpRqType::REGULAR);
+        prm::QpAttr sw = receive_only_rc_qp(pdn, prm::QpRqType::REGULAR);
         sw.log_rq_size = log_n;
         sw.log_rq_stride = 0;  // 16-byte WQEs
         sw.uar_page = uar_page;
