@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <optional>
 
 #include "common/base/named_thread.hpp"
 #include "common/prm/opcodes.hpp"
 #include "common/prm/status.hpp"
+#include "events.hpp"
 #include "syndrome.hpp"
 
 namespace mlx5async::emu {
@@ -219,16 +221,27 @@ CommandInterface::PendingPtr CommandInterface::next_due_async(int64_t& next_due)
 void CommandInterface::fw_loop() {
     std::unique_lock lk(mu_);
     fw_sleep_due_ = kFwAwake;
+    // Every command due is completed before the readers of their completions
+    // are woken (once each): a reader woken per completion would, on this
+    // CPU, preempt this thread between two of them.
+    std::optional<FdQueue::DeferSignals> round;
     while (true) {
         int64_t next_due;
         PendingPtr p = next_due_async(next_due);
         if (p) {
+            if (!round) round.emplace();
             bool aborted = !reached(*p);
             lk.unlock();
             CmdOutcome o = p->fn(aborted);
             lk.lock();
             finish(*p, o, lk);
             continue;
+        }
+        if (round) {
+            lk.unlock();
+            round.reset();  // wakes the readers
+            lk.lock();
+            continue;  // more may have come due meanwhile
         }
         if (closing_) break;
         fw_sleep_due_ = next_due;

@@ -1,12 +1,19 @@
 #include "events.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
 #include <sys/eventfd.h>
 
 #include <cerrno>
 #include <cstring>
 
 namespace mlx5async::emu {
+
+namespace {
+// The queues the outermost live FdQueue::DeferSignals of this thread will signal.
+thread_local std::vector<std::shared_ptr<FdQueue>>* t_deferred = nullptr;
+}  // namespace
 
 Result<std::shared_ptr<FdQueue>> FdQueue::create() {
     // Blocking by default, as rdma-core's fds; users set O_NONBLOCK.
@@ -16,17 +23,62 @@ Result<std::shared_ptr<FdQueue>> FdQueue::create() {
 }
 
 void FdQueue::push(std::vector<std::byte> rec) {
-    std::lock_guard lk(mu_);
-    if (closed_) return;
-    q_.push_back(std::move(rec));
-    if (q_.size() == 1) fd_.signal(1);
-    cv_.notify_all();
+    {
+        std::lock_guard lk(mu_);
+        if (closed_) return;
+        q_.push_back(std::move(rec));
+        cv_.notify_all();
+        if (q_.size() > 1) return;  // the fd is readable already
+        signalling_.fetch_add(1, std::memory_order_relaxed);
+    }
+    if (t_deferred) {
+        t_deferred->push_back(shared_from_this());
+        return;
+    }
+    signal_unlocked();
+}
+
+// Written after the unlock: the reader it wakes, on this CPU, would
+// otherwise preempt us only to block on mu_ in pop() (two context switches
+// more per completion).
+void FdQueue::signal_unlocked() {
+    fd_.signal(1);
+    signalling_.fetch_sub(1, std::memory_order_release);
+}
+
+FdQueue::DeferSignals::DeferSignals() {
+    if (t_deferred) return;
+    owner_ = true;
+    t_deferred = &queues_;
+}
+
+FdQueue::DeferSignals::~DeferSignals() {
+    if (!owner_) return;
+    t_deferred = nullptr;
+    for (auto& q : queues_) q->signal_unlocked();
+}
+
+// Under mu_, the queue empty: the fd stops being readable. With no push
+// between its unlock and its write, the counter is > 0 and the read returns
+// at once; otherwise poll first (a blocking fd's read would wait for that
+// write), and the write may still land after this: the next empty pop()
+// clears it (one spurious wake-up, never a lost one).
+void FdQueue::clear_readiness_locked() {
+    bool pending = signalling_.load(std::memory_order_acquire) > 0;
+    if (pending || stray_possible_) {
+        stray_possible_ = pending;
+        pollfd p{fd_.get(), POLLIN, 0};
+        if (::poll(&p, 1, 0) != 1) return;
+    }
+    uint64_t v;
+    (void)!::read(fd_.get(), &v, sizeof v);
 }
 
 ssize_t FdQueue::pop(void* buf, size_t len) {
     std::unique_lock lk(mu_);
     if (closed_) return -EBADF;
     if (q_.empty()) {
+        if (stray_possible_) clear_readiness_locked();
         int fl = fcntl(fd_.get(), F_GETFL);
         if (fl >= 0 && (fl & O_NONBLOCK)) return -EAGAIN;
         cv_.wait(lk, [&] { return !q_.empty() || closed_; });
@@ -37,20 +89,21 @@ ssize_t FdQueue::pop(void* buf, size_t len) {
     std::memcpy(buf, rec.data(), rec.size());
     ssize_t n = ssize_t(rec.size());
     q_.pop_front();
-    if (q_.empty()) {
-        // Counter is > 0 (signalled on the first push), so this read never blocks.
-        uint64_t v;
-        (void)!::read(fd_.get(), &v, sizeof v);
-    }
+    if (q_.empty()) clear_readiness_locked();
     return n;
 }
 
 void FdQueue::close() {
+    {
+        std::lock_guard lk(mu_);
+        closed_ = true;  // no push signals from now on
+        q_.clear();
+        cv_.notify_all();
+    }
+    // A push between its unlock and its write still uses the fd number.
+    while (signalling_.load(std::memory_order_acquire) > 0) sched_yield();
     std::lock_guard lk(mu_);
-    closed_ = true;
-    q_.clear();
     fd_.reset();
-    cv_.notify_all();
 }
 
 size_t FdQueue::size() const {

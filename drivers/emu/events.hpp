@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -20,11 +21,27 @@ namespace mlx5async::emu {
 // Records behind an eventfd that is readable while the queue is non-empty.
 // Like the kernel's async fds, a read blocks unless the fd is O_NONBLOCK
 // (fcntl), in which case an empty queue is EAGAIN.
-class FdQueue {
+class FdQueue : public std::enable_shared_from_this<FdQueue> {
 public:
     static Result<std::shared_ptr<FdQueue>> create();
     int fd() const { return fd_.get(); }
     void push(std::vector<std::byte> rec);  // dropped once closed
+
+    // While one lives, pushes on this thread write their fds when it ends,
+    // not at once: the firmware thread completes every command that is due
+    // and then wakes the readers, as an EQ interrupt handler drains all ready
+    // EQEs before the woken reader can run. Nests (the outermost flushes).
+    class DeferSignals {
+    public:
+        DeferSignals();
+        ~DeferSignals();
+        DeferSignals(const DeferSignals&) = delete;
+        DeferSignals& operator=(const DeferSignals&) = delete;
+
+    private:
+        bool owner_ = false;
+        std::vector<std::shared_ptr<FdQueue>> queues_;
+    };
     // Copies one record into buf: its size, or -errno (EAGAIN empty and
     // non-blocking, ENOSPC buf smaller than the record, EBADF closed).
     ssize_t pop(void* buf, size_t len);
@@ -33,11 +50,15 @@ public:
 
 private:
     explicit FdQueue(UniqueFd fd) : fd_(std::move(fd)) {}
+    void clear_readiness_locked();
+    void signal_unlocked();
     mutable std::mutex mu_;
     std::condition_variable cv_;
     std::deque<std::vector<std::byte>> q_;
     UniqueFd fd_;
     bool closed_ = false;
+    std::atomic<int> signalling_{0};  // pushes between their unlock and their fd write
+    bool stray_possible_ = false;     // such a write may have landed after the queue emptied
 };
 
 // The 64-byte EQE of an OBJECT_CHANGE event (Linux include/linux/mlx5/device.h:

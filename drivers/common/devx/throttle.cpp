@@ -25,14 +25,30 @@ void Throttle::acquire() noexcept {
     waiters_.fetch_sub(1);
 }
 
-void Throttle::release() noexcept {
+void Throttle::release_quiet() noexcept {
     unsigned n = in_flight_.load();
     while (n > 0 && !in_flight_.compare_exchange_weak(n, n - 1)) {
     }
-    if (waiters_.load() > 0) {
-        std::lock_guard lk(mu_);  // a waiter between its check and its sleep cannot miss this
-        freed_.notify_one();
+}
+
+void Throttle::release() noexcept {
+    release_quiet();
+    wake_waiters(1);
+}
+
+void Throttle::wake_waiters(unsigned n) noexcept {
+    unsigned w = waiters_.load();
+    if (w == 0 || n == 0) return;
+    // A waiter between its check and its sleep holds mu_, so passing
+    // through it first means none misses this. The notify comes after
+    // the unlock: a waiter woken under mu_ on this CPU would preempt us
+    // only to block on it (two context switches more per slot).
+    { std::lock_guard lk(mu_); }
+    if (n >= w) {
+        freed_.notify_all();
+        return;
     }
+    for (unsigned i = 0; i < n; ++i) freed_.notify_one();
 }
 
 }  // namespace mlx5async::devx

@@ -24,6 +24,12 @@ public:
     bool try_acquire() noexcept;
     void acquire() noexcept;
     void release() noexcept;
+    // release() without waking a blocked acquire(): a caller that frees
+    // several slots in a row (a round of completions) wakes the waiters once
+    // after it with wake_waiters(n), so no woken worker preempts it on its
+    // CPU between two completions.
+    void release_quiet() noexcept;
+    void wake_waiters(unsigned n) noexcept;
 
     unsigned limit() const noexcept { return limit_; }
     unsigned in_flight() const noexcept { return in_flight_.load(); }

@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <future>
+#include <thread>
+#include <vector>
 
 namespace mlx5async::devx {
 namespace {
@@ -38,6 +42,32 @@ TEST(Throttle, BlockingAcquireWaitsForARelease) {
     waiter.get();
     EXPECT_EQ(t.in_flight(), 1u);
     EXPECT_EQ(t.peak(), 1u);
+}
+
+// The async loop frees a round of slots quietly, then wakes that many
+// blocked workers at once: each gets a slot, and the rest keep waiting.
+TEST(Throttle, QuietReleasesWakeAsManyWaitersAsSlotsFreed) {
+    Throttle t(3);
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(t.try_acquire());
+    std::atomic<int> got{0};
+    std::vector<std::future<void>> waiters;
+    for (int i = 0; i < 3; ++i)
+        waiters.push_back(std::async(std::launch::async, [&] {
+            t.acquire();
+            ++got;
+        }));
+    t.release_quiet();
+    t.release_quiet();
+    EXPECT_EQ(t.in_flight(), 1u);
+    t.wake_waiters(2);
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (got.load() < 2 && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+    EXPECT_EQ(got.load(), 2);  // the third has no slot
+    EXPECT_EQ(t.in_flight(), 3u);
+    t.release();  // the usual release wakes it
+    for (auto& w : waiters) w.get();
+    EXPECT_EQ(got.load(), 3);
+    EXPECT_EQ(t.peak(), 3u);
 }
 
 TEST(Throttle, ZeroLimitMeansOne) {

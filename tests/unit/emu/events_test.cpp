@@ -3,6 +3,11 @@
 #include <fcntl.h>
 #include <poll.h>
 
+#include <atomic>
+#include <cstring>
+#include <thread>
+#include <vector>
+
 #include "emu/events.hpp"
 #include "emu_fixture.hpp"
 
@@ -90,6 +95,105 @@ TEST_F(Events, DestroyedVirtqDropsItsSubscriptions) {
                                          prm::kEventObjectChange, object_change_eqe(0xd, id)),
               0u);
     A.destroy_event_channel(ch);
+}
+
+// The queue behind every async fd: readable exactly while it holds records,
+// also when pushes and pops race (the fd is written after the push's unlock).
+std::shared_ptr<FdQueue> nonblocking_queue() {
+    auto q = FdQueue::create();
+    EXPECT_TRUE(q.has_value());
+    fcntl((*q)->fd(), F_SETFL, O_NONBLOCK);
+    return *q;
+}
+
+std::vector<std::byte> record(uint32_t v) {
+    std::vector<std::byte> r(sizeof v);
+    std::memcpy(r.data(), &v, sizeof v);
+    return r;
+}
+
+TEST(FdQueue, ReadableExactlyWhileNotEmpty) {
+    auto q = nonblocking_queue();
+    EXPECT_FALSE(readable(q->fd(), 0));
+    q->push(record(1));
+    q->push(record(2));
+    uint32_t v = 0;
+    ASSERT_EQ(q->pop(&v, sizeof v), ssize_t(sizeof v));
+    EXPECT_EQ(v, 1u);
+    EXPECT_TRUE(readable(q->fd(), 0));
+    ASSERT_EQ(q->pop(&v, sizeof v), ssize_t(sizeof v));
+    EXPECT_EQ(v, 2u);
+    EXPECT_FALSE(readable(q->fd(), 0));
+    EXPECT_EQ(q->pop(&v, sizeof v), -EAGAIN);
+}
+
+TEST(FdQueue, DeferredSignalsWakeReadersWhenTheOutermostRoundEnds) {
+    auto q = nonblocking_queue();
+    {
+        FdQueue::DeferSignals round;
+        q->push(record(1));
+        {
+            FdQueue::DeferSignals inner;
+            q->push(record(2));
+        }
+        EXPECT_EQ(q->size(), 2u);  // poppable, but nobody was woken yet
+        EXPECT_FALSE(readable(q->fd(), 0));
+    }
+    EXPECT_TRUE(readable(q->fd(), 0));
+    uint32_t v = 0;
+    EXPECT_EQ(q->pop(&v, sizeof v), ssize_t(sizeof v));
+    EXPECT_EQ(q->pop(&v, sizeof v), ssize_t(sizeof v));
+    EXPECT_EQ(v, 2u);
+    EXPECT_FALSE(readable(q->fd(), 0));
+}
+
+// A reader that sleeps in poll() and pops until EAGAIN, against a pusher
+// thread: every record arrives once, in order (no wake-up lost).
+TEST(FdQueue, RacingPushesAndPopsLoseNoWakeUp) {
+    auto q = nonblocking_queue();
+    constexpr uint32_t kRecords = 200000;
+    std::thread pusher([&] {
+        for (uint32_t i = 0; i < kRecords; ++i) q->push(record(i));
+    });
+    uint32_t next = 0;
+    bool in_order = true;
+    while (next < kRecords) {
+        if (!readable(q->fd(), 20000)) break;  // a lost wake-up
+        uint32_t v;
+        while (q->pop(&v, sizeof v) == ssize_t(sizeof v)) in_order &= v == next++;
+    }
+    pusher.join();
+    EXPECT_EQ(next, kRecords);
+    EXPECT_TRUE(in_order);
+}
+
+// A reader spinning on pop() takes each record the moment it is pushed,
+// often before the push has written the fd. Once that push has returned,
+// one empty pop() leaves the fd unreadable: readiness never sticks to an
+// empty queue (a level-triggered epoll loop would spin on it).
+TEST(FdQueue, ReadinessNeverSticksToAnEmptyQueue) {
+    auto q = nonblocking_queue();
+    constexpr uint32_t kRounds = 5000;
+    std::atomic<uint32_t> go{0}, pushed{0};
+    std::thread pusher([&] {
+        for (uint32_t r = 1; r <= kRounds; ++r) {
+            while (go.load() != r) std::this_thread::yield();
+            q->push(record(r));
+            pushed.store(r);
+        }
+    });
+    uint32_t stuck = 0;
+    for (uint32_t r = 1; r <= kRounds; ++r) {
+        go.store(r);
+        uint32_t v = 0;
+        for (int spins = 0; q->pop(&v, sizeof v) != ssize_t(sizeof v); ++spins)
+            if (spins > 1000) std::this_thread::yield();  // one CPU: let the pusher run
+        while (pushed.load() != r) std::this_thread::yield();
+        (void)q->pop(&v, sizeof v);  // EAGAIN
+        stuck += readable(q->fd(), 0);
+    }
+    pusher.join();
+    EXPECT_EQ(stuck, 0u);
 }
 
 }  // namespace
