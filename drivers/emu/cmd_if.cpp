@@ -97,8 +97,11 @@ CommandInterface::PendingPtr CommandInterface::admit(const CmdDesc& d, CmdTiming
     return p;
 }
 
-// Under mu_: hand free slots to the head of the FIFO.
-void CommandInterface::grant_slots() {
+// Under mu_: hand free slots to the head of the FIFO. With wake_fw, the
+// firmware thread is not notified here but *wake_fw set: the caller notifies
+// it after unlocking (woken under mu_ on this CPU, it would preempt the
+// caller only to block on mu_).
+void CommandInterface::grant_slots(bool* wake_fw) {
     bool granted = false;
     while (free_slots_ > 0 && !slot_queue_.empty()) {
         PendingPtr p = slot_queue_.front();
@@ -113,7 +116,10 @@ void CommandInterface::grant_slots() {
         // Only a due time earlier than the firmware thread's sleep target
         // needs it awake: a wake-up per query cost a context switch each.
         if (!p->async) p->cv.notify_one();
-        else if (p->due < fw_sleep_due_) fw_cv_.notify_one();
+        else if (p->due < fw_sleep_due_) {
+            if (wake_fw) *wake_fw = true;
+            else fw_cv_.notify_one();
+        }
     }
     if (granted) cv_.notify_all();  // observers (wait_running)
 }
@@ -193,7 +199,10 @@ int CommandInterface::submit_async(const CmdDesc& d, CmdTiming t, CmdFn fn) {
     }
     async_.push_back(p);
     slot_queue_.push_back(p);
-    grant_slots();
+    bool wake_fw = false;
+    grant_slots(&wake_fw);
+    lk.unlock();
+    if (wake_fw) fw_cv_.notify_one();  // it waits on fw_cv_ under mu_, so this is not lost
     return 0;
 }
 

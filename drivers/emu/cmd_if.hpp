@@ -88,7 +88,7 @@ private:
 
     int64_t latency_ns(uint16_t opcode);
     PendingPtr admit(const CmdDesc& d, CmdTiming t, CmdFn fn, bool async);
-    void grant_slots();
+    void grant_slots(bool* wake_fw = nullptr);
     bool reached(const Pending& p) const;
     void finish(Pending& p, const CmdOutcome& o, std::unique_lock<std::mutex>& lk);
     void fw_loop();

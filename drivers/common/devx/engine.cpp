@@ -194,25 +194,50 @@ void Engine::Impl::issue_continuation_query(Job& job, size_t i) noexcept {
 }
 
 void Engine::Impl::hand_back(std::unique_ptr<Job> job, bool quiet) noexcept {
-    std::lock_guard lk(done_mu);
-    bool wake = true;  // a returned batch (drain() waits) or the threads strategy
-    if (job->skip_if_stale && job->gen == live_gen.load(std::memory_order_relaxed)) {
-        bool last = --live_jobs == 0;  // the loop must see the batch end
-        wake = last || loop_waiting || !quiet;
+    bool write = false;
+    {
+        std::lock_guard lk(done_mu);
+        bool wake = true;  // a returned batch (drain() waits) or the threads strategy
+        if (job->skip_if_stale && job->gen == live_gen.load(std::memory_order_relaxed)) {
+            bool last = --live_jobs == 0;  // the loop must see the batch end
+            wake = last || loop_waiting || !quiet;
+        }
+        done.push_back(std::move(job));
+        if (wake) write = mark_signalled_locked();
     }
-    done.push_back(std::move(job));
-    if (wake) signal_locked();
+    if (write) write_signal();
 }
 
-void Engine::Impl::signal_locked() noexcept {
-    if (signalled) return;  // one pending wake-up takes the whole list
+bool Engine::Impl::mark_signalled_locked() noexcept {
+    if (signalled) return false;  // one pending wake-up takes the whole list
     signalled = true;
+    signal_writes.fetch_add(1, std::memory_order_relaxed);
+    return true;
+}
+
+void Engine::Impl::write_signal() noexcept {
     work_fd.signal();
+    signal_writes.fetch_sub(1, std::memory_order_release);
+}
+
+// A write decided before this drain may not have landed yet: it lands later
+// on an empty list (one spurious wake-up), and the next clear drains it, so
+// work_fd never stays readable for nothing (epoll would spin on it).
+void Engine::Impl::clear_signal_locked() noexcept {
+    if (!signalled && !stray_signal) return;
+    bool pending = signal_writes.load(std::memory_order_acquire) > 0;
+    work_fd.drain();
+    signalled = false;
+    stray_signal = pending;
 }
 
 void Engine::Impl::wake_loop() noexcept {
-    std::lock_guard lk(done_mu);
-    signal_locked();
+    bool write;
+    {
+        std::lock_guard lk(done_mu);
+        write = mark_signalled_locked();
+    }
+    if (write) write_signal();
 }
 
 void Engine::Impl::post(std::unique_ptr<Job> job) {
@@ -235,10 +260,7 @@ std::vector<std::unique_ptr<Job>> Engine::Impl::take_done() {
     std::lock_guard lk(done_mu);
     out.swap(done);
     jobs_out.fetch_sub(static_cast<unsigned>(out.size()));
-    if (signalled) {  // under done_mu: signalled <=> work_fd readable
-        work_fd.drain();
-        signalled = false;
-    }
+    clear_signal_locked();
     return out;
 }
 

@@ -410,6 +410,9 @@ bool AsyncRun::take_jobs() {
         std::lock_guard lk(m_.done_mu);
         if (m_.done.empty()) {
             m_.loop_waiting = !ready_.empty() || !busy_.empty() || !early_.empty();
+            // A late write of a wake-up already taken (not shutdown()'s:
+            // that one is signalled, and the loop must see it).
+            if (!m_.signalled && m_.stray_signal) m_.clear_signal_locked();
             return false;
         }
     }
