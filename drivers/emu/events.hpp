@@ -45,7 +45,10 @@ public:
     // Copies one record into buf: its size, or -errno (EAGAIN empty and
     // non-blocking, ENOSPC buf smaller than the record, EBADF closed).
     ssize_t pop(void* buf, size_t len);
-    void close();  // closes the fd, wakes blocked readers
+    // Closes the fd, wakes blocked readers. Waits for fd writes still to
+    // come (a push past its unlock, a DeferSignals scope of another thread);
+    // never call it inside this thread's own DeferSignals scope.
+    void close();
     size_t size() const;
 
 private:
