@@ -1,7 +1,6 @@
 #include "events.hpp"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <sched.h>
 #include <sys/eventfd.h>
 
@@ -28,22 +27,13 @@ void FdQueue::push(std::vector<std::byte> rec) {
         if (closed_) return;
         q_.push_back(std::move(rec));
         cv_.notify_all();
-        if (q_.size() > 1) return;  // the fd is readable already
-        signalling_.fetch_add(1, std::memory_order_relaxed);
+        if (!readable_.arm_locked()) return;  // readable already
     }
     if (t_deferred) {
         t_deferred->push_back(shared_from_this());
         return;
     }
-    signal_unlocked();
-}
-
-// Written after the unlock: the reader it wakes, on this CPU, would
-// otherwise preempt us only to block on mu_ in pop() (two context switches
-// more per completion).
-void FdQueue::signal_unlocked() {
-    fd_.signal(1);
-    signalling_.fetch_sub(1, std::memory_order_release);
+    readable_.write(fd_);
 }
 
 FdQueue::DeferSignals::DeferSignals() {
@@ -55,30 +45,14 @@ FdQueue::DeferSignals::DeferSignals() {
 FdQueue::DeferSignals::~DeferSignals() {
     if (!owner_) return;
     t_deferred = nullptr;
-    for (auto& q : queues_) q->signal_unlocked();
-}
-
-// Under mu_, the queue empty: the fd stops being readable. With no push
-// between its unlock and its write, the counter is > 0 and the read returns
-// at once; otherwise poll first (a blocking fd's read would wait for that
-// write), and the write may still land after this: the next empty pop()
-// clears it (one spurious wake-up, never a lost one).
-void FdQueue::clear_readiness_locked() {
-    bool pending = signalling_.load(std::memory_order_acquire) > 0;
-    if (pending || stray_possible_) {
-        stray_possible_ = pending;
-        pollfd p{fd_.get(), POLLIN, 0};
-        if (::poll(&p, 1, 0) != 1) return;
-    }
-    uint64_t v;
-    (void)!::read(fd_.get(), &v, sizeof v);
+    for (auto& q : queues_) q->readable_.write(q->fd_);
 }
 
 ssize_t FdQueue::pop(void* buf, size_t len) {
     std::unique_lock lk(mu_);
     if (closed_) return -EBADF;
     if (q_.empty()) {
-        if (stray_possible_) clear_readiness_locked();
+        readable_.clear_stray_locked(fd_);
         int fl = fcntl(fd_.get(), F_GETFL);
         if (fl >= 0 && (fl & O_NONBLOCK)) return -EAGAIN;
         cv_.wait(lk, [&] { return !q_.empty() || closed_; });
@@ -89,19 +63,19 @@ ssize_t FdQueue::pop(void* buf, size_t len) {
     std::memcpy(buf, rec.data(), rec.size());
     ssize_t n = ssize_t(rec.size());
     q_.pop_front();
-    if (q_.empty()) clear_readiness_locked();
+    if (q_.empty()) readable_.disarm_locked(fd_);
     return n;
 }
 
 void FdQueue::close() {
     {
         std::lock_guard lk(mu_);
-        closed_ = true;  // no push signals from now on
+        closed_ = true;  // no push arms the fd from now on
         q_.clear();
         cv_.notify_all();
     }
     // A push between its unlock and its write still uses the fd number.
-    while (signalling_.load(std::memory_order_acquire) > 0) sched_yield();
+    while (readable_.writes_in_flight()) sched_yield();
     std::lock_guard lk(mu_);
     fd_.reset();
 }

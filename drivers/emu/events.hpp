@@ -4,7 +4,6 @@
 
 #include <sys/types.h>
 
-#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -13,6 +12,7 @@
 #include <span>
 #include <vector>
 
+#include "common/base/eventfd_signal.hpp"
 #include "common/base/result.hpp"
 #include "common/base/unique_fd.hpp"
 
@@ -53,15 +53,14 @@ public:
 
 private:
     explicit FdQueue(UniqueFd fd) : fd_(std::move(fd)) {}
-    void clear_readiness_locked();
-    void signal_unlocked();
     mutable std::mutex mu_;
     std::condition_variable cv_;
     std::deque<std::vector<std::byte>> q_;
     UniqueFd fd_;
     bool closed_ = false;
-    std::atomic<int> signalling_{0};  // pushes between their unlock and their fd write
-    bool stray_possible_ = false;     // such a write may have landed after the queue emptied
+    // Armed while the queue holds records; written after the push's unlock
+    // (the reader it wakes would otherwise run into mu_ in pop()).
+    EventfdSignal readable_;
 };
 
 // The 64-byte EQE of an OBJECT_CHANGE event (Linux include/linux/mlx5/device.h:

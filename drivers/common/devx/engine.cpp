@@ -203,41 +203,18 @@ void Engine::Impl::hand_back(std::unique_ptr<Job> job, bool quiet) noexcept {
             wake = last || loop_waiting || !quiet;
         }
         done.push_back(std::move(job));
-        if (wake) write = mark_signalled_locked();
+        if (wake) write = work_signal.arm_locked();  // one pending wake-up takes the whole list
     }
-    if (write) write_signal();
-}
-
-bool Engine::Impl::mark_signalled_locked() noexcept {
-    if (signalled) return false;  // one pending wake-up takes the whole list
-    signalled = true;
-    signal_writes.fetch_add(1, std::memory_order_relaxed);
-    return true;
-}
-
-void Engine::Impl::write_signal() noexcept {
-    work_fd.signal();
-    signal_writes.fetch_sub(1, std::memory_order_release);
-}
-
-// A write decided before this drain may not have landed yet: it lands later
-// on an empty list (one spurious wake-up), and the next clear drains it, so
-// work_fd never stays readable for nothing (epoll would spin on it).
-void Engine::Impl::clear_signal_locked() noexcept {
-    if (!signalled && !stray_signal) return;
-    bool pending = signal_writes.load(std::memory_order_acquire) > 0;
-    work_fd.drain();
-    signalled = false;
-    stray_signal = pending;
+    if (write) work_signal.write(work_fd);
 }
 
 void Engine::Impl::wake_loop() noexcept {
     bool write;
     {
         std::lock_guard lk(done_mu);
-        write = mark_signalled_locked();
+        write = work_signal.arm_locked();
     }
-    if (write) write_signal();
+    if (write) work_signal.write(work_fd);
 }
 
 void Engine::Impl::post(std::unique_ptr<Job> job) {
@@ -260,7 +237,7 @@ std::vector<std::unique_ptr<Job>> Engine::Impl::take_done() {
     std::lock_guard lk(done_mu);
     out.swap(done);
     jobs_out.fetch_sub(static_cast<unsigned>(out.size()));
-    clear_signal_locked();
+    work_signal.disarm_locked(work_fd);
     return out;
 }
 

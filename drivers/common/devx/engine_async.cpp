@@ -411,8 +411,8 @@ bool AsyncRun::take_jobs() {
         if (m_.done.empty()) {
             m_.loop_waiting = !ready_.empty() || !busy_.empty() || !early_.empty();
             // A late write of a wake-up already taken (not shutdown()'s:
-            // that one is signalled, and the loop must see it).
-            if (!m_.signalled && m_.stray_signal) m_.clear_signal_locked();
+            // that one is armed, and the loop must see it).
+            m_.work_signal.clear_stray_locked(m_.work_fd);
             return false;
         }
     }

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <vector>
 
+#include "common/base/eventfd_signal.hpp"
 #include "common/base/unique_fd.hpp"
 #include "engine.hpp"
 #include "job.hpp"
@@ -40,14 +41,12 @@ struct Engine::Impl {
     // for the loop, it was the batch's last job, or the loop waits for a slot,
     // an EBUSY retry or an early completion's job. Otherwise the job waits in
     // `done` for the loop's next wake-up (a QUERY completion, another job).
-    std::mutex done_mu;  // protects done, signalled, loop_waiting, live_jobs, live_gen writes
+    std::mutex done_mu;  // protects done, work_signal, loop_waiting, live_jobs, live_gen writes
     std::vector<std::unique_ptr<Job>> done;
-    // work_fd is (or is about to be) readable. Set under done_mu, written
-    // after the unlock (a loop woken under the lock would, on this CPU,
-    // preempt the worker only to block on it), drained under done_mu.
-    bool signalled = false;
-    std::atomic<int> signal_writes{0};  // decided under done_mu, not yet written
-    bool stray_signal = false;  // such a write may land after a drain: clear it when seen
+    // work_fd's readiness: armed under done_mu, written after the unlock (a
+    // loop woken under the lock would, on this CPU, preempt the worker only
+    // to block on it), disarmed under done_mu when the loop takes `done`.
+    EventfdSignal work_signal;
     bool loop_waiting = false;  // the loop sleeps on something a finished job may give it
     unsigned live_jobs = 0;     // jobs of the live batch posted and not finished
     std::atomic<unsigned> jobs_out{0};  // posted to the pool, not yet taken from `done`
@@ -100,9 +99,6 @@ struct Engine::Impl {
     void run_steps(Job& job) noexcept;
     void issue_continuation_query(Job& job, size_t i) noexcept;
     void hand_back(std::unique_ptr<Job> job, bool quiet) noexcept;
-    bool mark_signalled_locked() noexcept;  // under done_mu: true if the caller must write_signal()
-    void write_signal() noexcept;           // after the unlock
-    void clear_signal_locked() noexcept;    // under done_mu: work_fd unreadable
     void wake_loop() noexcept;
     void post(std::unique_ptr<Job> job);
     void post_live(std::vector<std::unique_ptr<Job>>& jobs);  // async batch jobs, in one go
