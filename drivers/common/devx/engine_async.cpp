@@ -487,15 +487,6 @@ void AsyncRun::on_job(std::unique_ptr<Job> job) {
 void AsyncRun::on_comp() {
     auto* hdr = reinterpret_cast<mlx5dv_devx_async_cmd_hdr*>(m_.comp_buf.data());
     unsigned freed = 0;
-    // Workers blocked for a slot are woken once, after the whole round: each
-    // woken on its own would preempt this loop on its CPU between two
-    // completions (measured: the 16 QUERY completions of a suspend wave
-    // arrived 9 us apart instead of together).
-    struct WakeAfter {
-        Throttle& t;
-        unsigned& n;
-        ~WakeAfter() { t.wake_waiters(n); }
-    } wake_after{m_.throttle, freed};
     while (m_.api.get_async_cmd_comp(m_.comp.get(), hdr, m_.comp_buf.size()) == 0) {
         m_.throttle.release_quiet();
         ++freed;
@@ -522,6 +513,11 @@ void AsyncRun::on_comp() {
         o.out.assign(out, out + entries_[e].steps[next_[e]].outlen);
         complete_query(e, std::move(o));
     }
+    // Workers blocked for a slot are woken once, after the whole round: one
+    // woken per freed slot would preempt this loop, on its CPU, between two
+    // completions (a suspend wave's 16 QUERY completions were handled ~9 us
+    // apart, each a round trip loop -> worker -> loop).
+    m_.throttle.wake_waiters(freed);
 }
 
 void AsyncRun::expire(StepState why) {
