@@ -26,14 +26,13 @@ void FdQueue::push(std::vector<std::byte> rec) {
         std::lock_guard lk(mu_);
         if (closed_) return;
         q_.push_back(std::move(rec));
-        cv_.notify_all();
-        if (!readable_.arm_locked()) return;  // readable already
+        if (!readable_.arm_locked()) return;  // not empty before: nobody waits
     }
-    if (t_deferred) {
+    if (t_deferred)
         t_deferred->push_back(shared_from_this());
-        return;
-    }
-    readable_.write(fd_);
+    else
+        readable_.write(fd_);  // before the reader wakes: it then finds the count to clear
+    cv_.notify_all();          // blocking readers; after the unlock, as the fd
 }
 
 FdQueue::DeferSignals::DeferSignals() {

@@ -147,6 +147,27 @@ TEST(FdQueue, DeferredSignalsWakeReadersWhenTheOutermostRoundEnds) {
     EXPECT_FALSE(readable(q->fd(), 0));
 }
 
+// Without O_NONBLOCK, as the kernel's fds: a read of an empty queue blocks
+// until a push (woken after the push's unlock).
+TEST(FdQueue, BlockingReadWaitsForThePush) {
+    auto q = FdQueue::create();
+    ASSERT_TRUE(q.has_value());
+    std::shared_ptr<FdQueue> fq = *q;
+    std::atomic<bool> started{false};
+    uint32_t got = 0;
+    ssize_t n = 0;
+    std::thread reader([&] {
+        started.store(true);
+        n = fq->pop(&got, sizeof got);
+    });
+    while (!started.load()) std::this_thread::yield();
+    fq->push(record(7));
+    reader.join();
+    EXPECT_EQ(n, ssize_t(sizeof got));
+    EXPECT_EQ(got, 7u);
+    EXPECT_EQ(fq->size(), 0u);
+}
+
 // A reader that sleeps in poll() and pops until EAGAIN, against a pusher
 // thread: every record arrives once, in order (no wake-up lost).
 TEST(FdQueue, RacingPushesAndPopsLoseNoWakeUp) {
