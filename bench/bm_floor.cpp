@@ -107,11 +107,12 @@ void run_floor(benchmark::State& st, bool suspend) {
     double waves = std::ceil(double(n) / t);
     int64_t ideal_ns = int64_t(waves) * chain_ns;
     FloorRig rig(t, chain);
-    double total_ms = 0;
-    for (auto _ : st) total_ms += double(rig.run(n, ideal_ns)) / 1e6;
-    double measured_ms = st.iterations() ? total_ms / double(st.iterations()) : 0;
+    BatchTimes times;
+    for (auto _ : st) times.add(double(rig.run(n, ideal_ns)) / 1e6);
+    double measured_ms = times.median();
     st.counters["ideal_ms"] = double(ideal_ns) / 1e6;
     st.counters["measured_ms"] = measured_ms;
+    st.counters["mean_ms"] = times.mean();
     st.counters["measured_over_ideal"] = ideal_ns ? measured_ms * 1e6 / double(ideal_ns) : 0;
     st.counters["cmds"] = double(n) * double(chain.size());
     st.counters["peak_inflight"] = std::min(n, t);

@@ -1,7 +1,8 @@
 // Suspend (MODIFY->SUSPEND then QUERY, per queue) and resume (MODIFY->RDY)
 // of N virtqs on the emulator's default timing profile, for each strategy.
 // Counters: ideal_ms (DESIGN: ceil(N/T)*(Lm+Lq) resp. ceil(N/T)*Lm with the
-// profile's latencies and T = inflight), measured_over_ideal, cmds,
+// profile's latencies and T = inflight), measured_ms (the median batch of
+// the repetition) and mean_ms, measured_over_ideal (median/ideal), cmds,
 // peak_inflight. The sequential and threads baselines run in the same binary.
 #include <benchmark/benchmark.h>
 
@@ -84,7 +85,7 @@ void run_op(benchmark::State& st, Strategy s, Op op) {
     const unsigned n = unsigned(st.range(0)), t = unsigned(st.range(1));
     auto rig = make_rig(st, s, n, t);
     if (!rig) return;
-    double total_ms = 0;
+    BatchTimes times;
     unsigned peak = 0;
     uint64_t busy0 = rig->eng->stats().busy_retries;
     uint64_t cmds = 0;
@@ -100,7 +101,7 @@ void run_op(benchmark::State& st, Strategy s, Op op) {
             st.SkipWithError("batch failed");
             break;
         }
-        total_ms += std::chrono::duration<double, std::milli>(r.elapsed).count();
+        times.add(std::chrono::duration<double, std::milli>(r.elapsed).count());
         peak = std::max(peak, r.peak_inflight);
         cmds = r.done;
         if (op == Op::Suspend) {  // back to RDY, untimed
@@ -113,9 +114,10 @@ void run_op(benchmark::State& st, Strategy s, Op op) {
     double waves = std::ceil(double(n) / t);
     double per_wave_us = rig->timing.modify_us + (op == Op::Suspend ? rig->timing.query_us : 0);
     double ideal_ms = waves * per_wave_us / 1000.0;
-    double measured_ms = st.iterations() ? total_ms / double(st.iterations()) : 0;
+    double measured_ms = times.median();
     st.counters["ideal_ms"] = ideal_ms;
     st.counters["measured_ms"] = measured_ms;
+    st.counters["mean_ms"] = times.mean();
     st.counters["measured_over_ideal"] = ideal_ms > 0 ? measured_ms / ideal_ms : 0;
     st.counters["cmds"] = double(cmds);
     st.counters["peak_inflight"] = peak;
