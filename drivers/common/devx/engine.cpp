@@ -1,5 +1,6 @@
 // Engine set-up, dispatch to the strategy, shutdown and shared helpers.
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -105,13 +106,27 @@ Result<void> Engine::Impl::setup() {
         }
         comp_buf.resize(sizeof(mlx5dv_devx_async_cmd_hdr) + 4096);
     }
-    cpu_set_t cpus;
-    if (::sched_getaffinity(0, sizeof(cpus), &cpus) == 0)
-        fast_workers = std::max(1, CPU_COUNT(&cpus));
+    if (::sched_getaffinity(0, sizeof(worker_cpus), &worker_cpus) == 0)
+        fast_workers = std::max(1, CPU_COUNT(&worker_cpus));
     if (opt.strategy != Strategy::Sequential)
         pool = std::make_unique<WorkerPool>(
             nworkers, opt.thread_prefix, [this](std::unique_ptr<Job> j) { worker_run(std::move(j)); });
     return {};
+}
+
+void Engine::Impl::follow_caller_cpus() noexcept {
+    cpu_set_t caller;
+    if (::pthread_getaffinity_np(::pthread_self(), sizeof caller, &caller) != 0) return;
+    if (CPU_EQUAL(&caller, &worker_cpus)) return;
+    if (int r = pool->set_affinity(caller); r != 0) {
+        if (!affinity_warned)
+            logf(LogLevel::Warning, "devx: moving the workers to the caller's CPUs failed: %s",
+                 std::strerror(r));
+        affinity_warned = true;
+        return;
+    }
+    worker_cpus = caller;
+    fast_workers = std::max(1, CPU_COUNT(&caller));
 }
 
 namespace {
@@ -321,6 +336,7 @@ BatchResult Engine::run(Batch&& batch, Clock::time_point deadline) {
         tally(r);
         return r;
     }
+    if (m.pool && m.opt.workers_follow_caller) m.follow_caller_cpus();
     switch (m.opt.strategy) {
     case Strategy::Async: r = m.run_async(std::move(batch), deadline); break;
     case Strategy::Sequential: r = m.run_sequential(std::move(batch), deadline); break;

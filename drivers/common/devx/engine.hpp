@@ -64,6 +64,14 @@ struct EngineOptions {
     // sleeping: waking the loop after the last command costs ~30-50 us on a
     // VM whose idle vCPU halts (doc/engine.md, "Hybrid polling").
     bool hybrid_poll = true;
+    // The workers run on the CPUs of the thread that calls run(): each run()
+    // compares the caller's affinity with the workers' and moves them when it
+    // differs. A DPDK PMD creates its engine on the main lcore's thread but
+    // runs batches from vhost-user's control thread, whose CPUs are others;
+    // a batch hands work between the caller and the workers dozens of times,
+    // and each hand-off across CPUs is a cross-CPU wake-up (doc/engine.md,
+    // "Where the threads run"). false: the workers keep the creator's CPUs.
+    bool workers_follow_caller = true;
     std::string thread_prefix = "mlx5a-wk";
 };
 

@@ -3,6 +3,8 @@
 // engine_baselines.cpp: sequential and threads).
 #pragma once
 
+#include <sched.h>
+
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -72,11 +74,16 @@ struct Engine::Impl {
         return blocking_ns.load(std::memory_order_relaxed) < kFastCommandNs;
     }
     // Fast commands keep at most this many workers awake: the CPUs the
-    // engine's creator may run on (its workers inherit that mask). More only
+    // workers may run on (worker_cpus). More only
     // switch and contend on 2 vCPUs (zero-latency overhead 4.2 -> 2.7 us per
     // command at 256 queues with the fake device). A batch of them that
     // hangs grows the pool by the loop's stall check (wake_one_if_stalled).
     unsigned fast_workers = 1;
+    // The CPUs the workers may run on (inherited from the creator, then the
+    // caller's when workers_follow_caller); under run_mu.
+    cpu_set_t worker_cpus{};
+    bool affinity_warned = false;  // under run_mu: a failed move is logged once
+    void follow_caller_cpus() noexcept;
 
     std::mutex run_mu;  // one batch at a time; held by run() and by shutdown()
     std::atomic<bool> closed{false};  // the gate: no new batch, running one returns

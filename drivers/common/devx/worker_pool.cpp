@@ -1,5 +1,7 @@
 #include "worker_pool.hpp"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <cstdint>
 
@@ -85,6 +87,15 @@ void WorkerPool::loop(size_t self) {
         }
         run_(std::move(job));
     }
+}
+
+int WorkerPool::set_affinity(const cpu_set_t& cpus) noexcept {
+    int first = 0;
+    for (auto& t : threads_) {
+        int r = pthread_setaffinity_np(t.native_handle(), sizeof cpus, &cpus);
+        if (r != 0 && first == 0) first = r;
+    }
+    return first;
 }
 
 std::vector<std::unique_ptr<Job>> WorkerPool::stop() noexcept {

@@ -4,6 +4,8 @@
 // stop(). Each finished job goes to the `done` callback, on the worker.
 #pragma once
 
+#include <sched.h>
+
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -41,6 +43,9 @@ public:
     // in its current job for at least `ns` (they block: the device is slow
     // after all), whatever the number awake.
     void wake_one_if_stalled(int64_t ns);
+    // Moves every worker to these CPUs (a job in progress goes on there);
+    // 0 or the first errno.
+    int set_affinity(const cpu_set_t& cpus) noexcept;
     // Lets running jobs finish, joins every thread, returns the jobs never started.
     std::vector<std::unique_ptr<Job>> stop() noexcept;
     unsigned size() const noexcept { return static_cast<unsigned>(threads_.size()); }
