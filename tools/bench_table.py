@@ -62,7 +62,7 @@ def main(path):
     for op, n, bound in [("suspend", 32, 1.10), ("resume", 32, 1.10), ("suspend", 1024, 1.15)]:
         a, i = get(op, n, "async"), get(op, n, "ideal")
         if a and i:
-            checks.append((f"N={n} async {op} <= {bound} x ideal", f"{a / i:.2f}x", a / i <= bound))
+            checks.append((f"N={n} async {op} <= {bound} x ideal", f"{a / i:.3f}x", a / i <= bound))
     for op, n, bound in [("suspend", 32, 14), ("resume", 32, 10)]:
         a, s = get(op, n, "async"), get(op, n, "sequential")
         if a and s:
@@ -115,7 +115,7 @@ def summary(paths):
     print("|---|---|---|")
     for k in runs[0]:
         v = sorted(r[k] for r in runs if k in r)
-        print(f"| {k} | {v[len(v) // 2]:.2f} | {v[0]:.2f}-{v[-1]:.2f} |")
+        print(f"| {k} | {v[len(v) // 2]:.3f} | {v[0]:.3f}-{v[-1]:.3f} |")
 
 
 if __name__ == "__main__":
