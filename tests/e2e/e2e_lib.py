@@ -123,13 +123,13 @@ class HostSession:
     folder. Leaving the `with` block kills the processes given to track()
     (frontends), quits the host and removes the folder, whatever happened."""
 
-    def __init__(self, binary, vdev, prefix=None, env=None):
+    def __init__(self, binary, vdev, prefix=None, env=None, extra_eal=()):
         self.wd = Workdir()
         self.sock = os.path.join(self.wd.path, "vhost.sock")
         self.prefix = prefix or unique("host")
         self._tracked = []
         try:
-            self.host = Host(binary, vdev, self.sock, self.prefix, env=env)
+            self.host = Host(binary, vdev, self.sock, self.prefix, extra_eal=extra_eal, env=env)
         except BaseException:
             self.wd.close()
             raise
@@ -160,6 +160,21 @@ class Workdir:
 
     def close(self):
         shutil.rmtree(self.path, ignore_errors=True)
+
+
+def thread_cpus(pid):
+    """{thread name: set of allowed CPUs} of a process's threads (the last
+    thread of a name wins)."""
+    out = {}
+    task = f"/proc/{pid}/task"
+    for tid in os.listdir(task):
+        try:
+            with open(f"{task}/{tid}/comm") as f:
+                name = f.read().strip()
+            out[name] = os.sched_getaffinity(int(tid))
+        except (FileNotFoundError, ProcessLookupError):
+            pass  # the thread ended meanwhile
+    return out
 
 
 _counter = 0

@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_lib import EAL_COMMON, Frontend, HostSession, run_case, unique  # noqa: E402
+from e2e_lib import EAL_COMMON, Frontend, HostSession, run_case, thread_cpus, unique  # noqa: E402
 
 # Low emulated latencies keep the tests quick; the control path is the same.
 FAST = "emu_modify_us=20,emu_query_us=30,emu_create_us=20,emu_destroy_us=20,emu_umem_us=5"
@@ -96,6 +96,46 @@ def case_app_cycles(args):
         assert host.cmd("resume")["rc"] != 0  # nothing suspended: a clear error, no crash
 
 
+def case_threads_follow_control(args):
+    """With `-l <cpu>` EAL runs the main lcore there and its control threads
+    (vhost-events, which calls the vDPA ops) on the other CPUs. The driver's
+    threads start on the control CPUs; the engine's workers follow the
+    thread that runs a batch: the application's main lcore for its own
+    suspend, vhost-events again for the frontend's dev_close."""
+    allowed = sorted(os.sched_getaffinity(0))
+    if len(allowed) < 2:
+        print("threads-follow-control: skipped, needs 2 CPUs")
+        return
+    main_cpu = allowed[0]
+    vdev = f"vdpa_mlx5async0,emu=cx7,queues=4,queue_size=256,{FAST}"
+    with HostSession(args.host, vdev, extra_eal=["-l", str(main_cpu)]) as s:
+        pid = s.host.p.pid
+
+        def driver_threads(cpus):
+            names = thread_cpus(pid)
+            control = names["vhost-events"]
+            assert main_cpu not in control, names  # DPDK: the CPUs no lcore uses
+            mine = [n for n in names if n.startswith("mlx5a-")]
+            assert sum(n.startswith("mlx5a-wk") for n in mine) == 16, names
+            want = control if cpus is None else cpus
+            wrong = {n: names[n] for n in mine if n.startswith("mlx5a-wk") and names[n] != want}
+            assert not wrong, (want, names)
+            wrong = {n: names[n] for n in mine if not n.startswith("mlx5a-wk") and names[n] != control}
+            assert not wrong, (control, names)
+
+        driver_threads(None)  # probed on the main lcore, placed on the control CPUs
+        fe = s.track(Frontend(s.sock, 4, unique("fe")))
+        assert s.host.cmd("wait-ready 8 60", timeout=90)["rdy"] == 8
+        driver_threads(None)
+        r = s.host.cmd("suspend")  # the application's batch, on the main lcore
+        assert r["rc"] == 0 and r["queues"] == 8, r
+        driver_threads({main_cpu})
+        assert s.host.cmd("resume")["rc"] == 0
+        fe.quit()  # GET_VRING_BASE: dev_close's suspend, on vhost-events
+        assert s.host.cmd("wait-vid 0 60", timeout=90)["ok"]
+        driver_threads(None)
+
+
 def case_rdma_core_backend(args):
     """The real rdma-core backend (dev=<ibv name>) drives libmlx5emu.so
     preloaded in place of libibverbs/libmlx5: the same code path as on a
@@ -152,7 +192,7 @@ def case_telemetry(args):
 
 CASES = {"telemetry": case_telemetry, "rdma-core": case_rdma_core_backend,
          "plugin": case_plugin, "bad-devargs": case_bad_devargs, "conf-close": case_conf_close,
-         "app-cycles": case_app_cycles}
+         "app-cycles": case_app_cycles, "threads-follow-control": case_threads_follow_control}
 
 if __name__ == "__main__":
     run_case(CASES, ("--host", {"required": True}), ("--plugin-dir", {"required": True}),

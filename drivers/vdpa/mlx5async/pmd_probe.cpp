@@ -2,12 +2,16 @@
 // registers a vDPA device; remove undoes it. The registry maps vdpa devices
 // and vhost ids to PmdDevice records.
 #include <bus_vdev_driver.h>
+#include <pthread.h>
+#include <rte_lcore.h>
 #include <rte_vhost.h>
+#include <sched.h>
 #include <vdpa_driver.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "common/prm/status.hpp"
@@ -25,6 +29,45 @@ namespace {
 std::mutex g_registry_mu;  // protects g_registry
 std::vector<std::unique_ptr<PmdDevice>> g_registry;
 
+// The CPUs DPDK gives its control threads (rte_ctrl_thread_create: the
+// process's CPUs no lcore uses, else the main lcore's), read by starting one.
+bool control_cpus(cpu_set_t& out) {
+    struct Probe {
+        cpu_set_t cpus;
+        int rc = -1;
+    } p;
+    pthread_t t;
+    auto fn = [](void* arg) -> void* {
+        auto* q = static_cast<Probe*>(arg);
+        q->rc = pthread_getaffinity_np(pthread_self(), sizeof q->cpus, &q->cpus);
+        return nullptr;
+    };
+    if (rte_ctrl_thread_create(&t, "mlx5a-cpus", nullptr, fn, &p) != 0) return false;
+    pthread_join(t, nullptr);
+    if (p.rc != 0) return false;
+    out = p.cpus;
+    return true;
+}
+
+// Runs the calling thread on `cpus` until destroyed, so that the threads it
+// creates meanwhile inherit them.
+class ScopedAffinity {
+public:
+    explicit ScopedAffinity(const cpu_set_t& cpus) {
+        active_ = pthread_getaffinity_np(pthread_self(), sizeof saved_, &saved_) == 0 &&
+                  pthread_setaffinity_np(pthread_self(), sizeof cpus, &cpus) == 0;
+    }
+    ~ScopedAffinity() {
+        if (active_) pthread_setaffinity_np(pthread_self(), sizeof saved_, &saved_);
+    }
+    ScopedAffinity(const ScopedAffinity&) = delete;
+    ScopedAffinity& operator=(const ScopedAffinity&) = delete;
+
+private:
+    cpu_set_t saved_;
+    bool active_ = false;
+};
+
 int probe(rte_vdev_device* vdev) noexcept {
     const char* name = rte_vdev_device_name(vdev);
     const char* args = rte_vdev_device_args(vdev);
@@ -33,6 +76,17 @@ int probe(rte_vdev_device* vdev) noexcept {
         MLX5A_LOG(ERR, "%s: %s", name, cfg.error().what.c_str());
         return -EINVAL;
     }
+    // The driver's threads (the engine's workers, ring-state, event, kick
+    // and interrupt threads; event_core still pins the last two) run where
+    // DPDK runs control threads, vhost-events included, which calls the
+    // vDPA ops: probe runs on the main lcore, whose CPU belongs to its
+    // application. The workers then follow whichever thread runs a batch.
+    cpu_set_t ctrl;
+    std::optional<ScopedAffinity> on_ctrl;
+    if (control_cpus(ctrl))
+        on_ctrl.emplace(ctrl);
+    else
+        MLX5A_LOG(WARNING, "%s: DPDK's control CPUs unknown: driver threads stay on the main lcore's", name);
     auto core = core::Device::open(*cfg, name);
     if (!core) {
         MLX5A_LOG(ERR, "%s: cannot open %s: %s", name,
@@ -45,6 +99,7 @@ int probe(rte_vdev_device* vdev) noexcept {
     dev->core = std::move(*core);
     dev->stats_base.resize(dev->core->max_virtqs());
     dev->coalescer = std::make_unique<VringStateCoalescer>(*dev);
+    on_ctrl.reset();
     PmdDevice* d = dev.get();
     {
         // In the registry before registering: vhost calls get_dev_type from
