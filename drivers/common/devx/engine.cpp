@@ -107,7 +107,8 @@ Result<void> Engine::Impl::setup() {
         comp_buf.resize(sizeof(mlx5dv_devx_async_cmd_hdr) + 4096);
     }
     if (::sched_getaffinity(0, sizeof(worker_cpus), &worker_cpus) == 0)
-        fast_workers = std::max(1, CPU_COUNT(&worker_cpus));
+        fast_workers.store(unsigned(std::max(1, CPU_COUNT(&worker_cpus))),
+                           std::memory_order_relaxed);
     if (opt.strategy != Strategy::Sequential)
         pool = std::make_unique<WorkerPool>(
             nworkers, opt.thread_prefix, [this](std::unique_ptr<Job> j) { worker_run(std::move(j)); });
@@ -126,7 +127,7 @@ void Engine::Impl::follow_caller_cpus() noexcept {
         return;
     }
     worker_cpus = caller;
-    fast_workers = std::max(1, CPU_COUNT(&caller));
+    fast_workers.store(unsigned(std::max(1, CPU_COUNT(&caller))), std::memory_order_relaxed);
 }
 
 namespace {
@@ -155,7 +156,8 @@ void Engine::Impl::worker_run(std::unique_ptr<Job> job) noexcept {
     // hangs leaves the average as it was: the loop's stall check grows the
     // pool then.
     if (job->continue_async && throttle.in_flight() < throttle.limit())
-        pool->wake_one_if_queued(fast_commands() ? fast_workers : UINT32_MAX);
+        pool->wake_one_if_queued(fast_commands() ? fast_workers.load(std::memory_order_relaxed)
+                                                 : UINT32_MAX);
     if (!stale) run_steps(*job);
     bool quiet = job_is_quiet(*job);
     if (job->continue_async)

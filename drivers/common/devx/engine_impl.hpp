@@ -78,7 +78,7 @@ struct Engine::Impl {
     // switch and contend on 2 vCPUs (zero-latency overhead 4.2 -> 2.7 us per
     // command at 256 queues with the fake device). A batch of them that
     // hangs grows the pool by the loop's stall check (wake_one_if_stalled).
-    unsigned fast_workers = 1;
+    std::atomic<unsigned> fast_workers{1};  // read by workers, written by run()
     // The CPUs the workers may run on (inherited from the creator, then the
     // caller's when workers_follow_caller); under run_mu.
     cpu_set_t worker_cpus{};

@@ -86,7 +86,8 @@ int probe(rte_vdev_device* vdev) noexcept {
     if (control_cpus(ctrl))
         on_ctrl.emplace(ctrl);
     else
-        MLX5A_LOG(WARNING, "%s: DPDK's control CPUs unknown: driver threads stay on the main lcore's", name);
+        MLX5A_LOG(WARNING, "%s: DPDK's control CPUs unknown: driver threads stay on the main lcore's",
+                  name);
     auto core = core::Device::open(*cfg, name);
     if (!core) {
         MLX5A_LOG(ERR, "%s: cannot open %s: %s", name,
