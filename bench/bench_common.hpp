@@ -25,7 +25,6 @@ inline std::string profile_spec() {
 class BatchTimes {
 public:
     void add(double ms) { ms_.push_back(ms); }
-    bool empty() const { return ms_.empty(); }
     double mean() const {
         return ms_.empty() ? 0 : std::accumulate(ms_.begin(), ms_.end(), 0.0) / double(ms_.size());
     }

@@ -66,11 +66,12 @@ struct EngineOptions {
     bool hybrid_poll = true;
     // The workers run on the CPUs of the thread that calls run(): each run()
     // compares the caller's affinity with the workers' and moves them when it
-    // differs. A DPDK PMD creates its engine on the main lcore's thread but
-    // runs batches from vhost-user's control thread, whose CPUs are others;
-    // a batch hands work between the caller and the workers dozens of times,
-    // and each hand-off across CPUs is a cross-CPU wake-up (doc/engine.md,
-    // "Where the threads run"). false: the workers keep the creator's CPUs.
+    // differs. Batches may come from threads on other CPUs than the
+    // creator's (in a DPDK application: vhost-user's control thread, or an
+    // lcore calling the PMD's API); a batch hands work between the caller and
+    // the workers dozens of times, and each hand-off across CPUs is a
+    // cross-CPU wake-up (doc/engine.md, "Where the threads run").
+    // false: the workers keep the creator's CPUs.
     bool workers_follow_caller = true;
     std::string thread_prefix = "mlx5a-wk";
 };

@@ -74,9 +74,9 @@ struct Engine::Impl {
         return blocking_ns.load(std::memory_order_relaxed) < kFastCommandNs;
     }
     // Fast commands keep at most this many workers awake: the CPUs the
-    // workers may run on (worker_cpus). More only
-    // switch and contend on 2 vCPUs (zero-latency overhead 4.2 -> 2.7 us per
-    // command at 256 queues with the fake device). A batch of them that
+    // workers may run on (worker_cpus). More only switch and contend on 2
+    // vCPUs (zero-latency overhead 4.2 -> 2.7 us per command at 256 queues
+    // with the fake device). A batch of them that
     // hangs grows the pool by the loop's stall check (wake_one_if_stalled).
     std::atomic<unsigned> fast_workers{1};  // read by workers, written by run()
     // The CPUs the workers may run on (inherited from the creator, then the
