@@ -221,9 +221,16 @@ mlx5dv_devx_umem* umem_reg(ibv_context* c, void* addr, size_t size, uint32_t acc
         errno = EINVAL;
         return nullptr;
     }
+    // The kernel pins the pages before it issues the command (ib_umem_get).
+    auto pin = HostPin::pin(uint64_t(uintptr_t(addr)), size);
+    if (!pin) {
+        errno = pin.error().sys_errno;
+        return nullptr;
+    }
     uint32_t id = 0;
     CmdOutcome r = run_resource(*ctx, {uint16_t(Opcode::CREATE_UMEM), 0, 0}, [&](DeviceState& st) {
-        auto u = st.umems.insert(UmemObj{ctx->id, uint64_t(uintptr_t(addr)), size, access, 0});
+        auto u = st.umems.insert(UmemObj{ctx->id, uint64_t(uintptr_t(addr)), size, access, 0,
+                                         std::move(*pin)});
         if (!u) return Result<void>(unexpected(u.error()));
         id = *u;
         return Result<void>();

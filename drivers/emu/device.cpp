@@ -134,7 +134,7 @@ Result<UmemInfo> Device::umem_info(uint32_t umem_id) {
     std::lock_guard lk(state_.mu);
     auto u = state_.umems.find(umem_id);
     if (!u) return unexpected(u.error());
-    return UmemInfo{u->addr, u->size, u->refs};
+    return UmemInfo{u->addr, u->size, u->refs, u->host(0), u->pin.own_view()};
 }
 
 Result<CqInfo> Device::cq_info(uint32_t cqn) {

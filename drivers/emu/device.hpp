@@ -65,6 +65,8 @@ struct UmemInfo {
     uint64_t addr = 0;
     uint64_t size = 0;
     uint32_t refs = 0;
+    uint64_t device_addr = 0;  // where the device reaches addr (host_pin.hpp)
+    bool own_view = false;     // the device maps the pages itself
 };
 
 // Live objects per table (tests check for leaks).

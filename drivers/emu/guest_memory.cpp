@@ -25,7 +25,7 @@ Result<GuestSpan> direct_span(const DeviceState& st, const MkeyObj& m, uint32_t 
         return outside("outside the mkey", mkey, addr, len);
     auto u = st.umems.find(m.umem_id);
     if (!u) return outside("umem gone", mkey, addr, len);  // pinned: not expected
-    uint64_t host = u->addr + m.umem_offset + (addr - m.start);
+    uint64_t host = u->host(m.umem_offset + (addr - m.start));
     return GuestSpan{reinterpret_cast<std::byte*>(uintptr_t(host)), len};
 }
 

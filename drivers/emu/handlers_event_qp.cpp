@@ -43,7 +43,7 @@ Result<std::byte*> umem_bytes(DeviceState& st, uint32_t ctx, uint32_t id, uint64
     if (!u || u->ctx != ctx)
         return fw_fail(Status::BAD_RES_ERR, rule.unknown, "umem unknown or another context's");
     if (off > u->size || len > u->size - off) return bad_param(rule.range, "past the umem");
-    auto* host = reinterpret_cast<std::byte*>(uintptr_t(u->addr + off));
+    auto* host = reinterpret_cast<std::byte*>(uintptr_t(u->host(off)));
     // Records and CQEs are read/written with aligned atomics (datapath).
     if (reinterpret_cast<uintptr_t>(host) % align) return bad_param(rule.align, "misaligned");
     return host;

@@ -11,6 +11,7 @@
 #include "common/prm/event_qp.hpp"
 #include "common/prm/mkey.hpp"
 #include "common/prm/virtq.hpp"
+#include "host_pin.hpp"
 
 namespace mlx5async::emu {
 
@@ -27,10 +28,14 @@ struct PageObj {  // UAR and VAR: one page of the context's doorbell memfd
 
 struct UmemObj {
     uint32_t ctx = 0;
-    uint64_t addr = 0;  // registered host range
+    uint64_t addr = 0;  // registered host range, as the process gave it
     uint64_t size = 0;
     uint32_t access = 0;
     uint32_t refs = 0;  // virtqs using it
+    HostPin pin;        // the pages as the device reaches them (host_pin.hpp)
+
+    // Where the device reads and writes byte `off` of the umem.
+    uint64_t host(uint64_t off) const { return pin.device_addr() + off; }
 };
 
 // Transport domain and TIS (a virtq's TX side names its TIS in tisn_or_qpn).

@@ -1,5 +1,12 @@
 // umem registration, PD, UAR and VAR (doorbell pages).
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <utility>
+#include <vector>
 
 #include "emu_fixture.hpp"
 
@@ -22,6 +29,103 @@ TEST_F(Umem, RegistrationRemembersHostRange) {
     uint32_t id = u->umem_id;
     EXPECT_EQ(A.umem_dereg(u), 0);
     EXPECT_FALSE(dev_->umem_info(id));  // stale id
+}
+
+// A memfd mapped twice: the registering process's view and a witness.
+struct Memfd {
+    explicit Memfd(uint64_t file_bytes) : bytes(file_bytes) {
+        fd = memfd_create("umem-test", MFD_CLOEXEC);
+        EXPECT_GE(fd, 0);
+        EXPECT_EQ(ftruncate(fd, off_t(bytes)), 0);
+    }
+    ~Memfd() {
+        for (auto [p, n] : maps) munmap(p, n);
+        close(fd);
+    }
+    std::byte* map(uint64_t len) {
+        void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+        EXPECT_NE(p, MAP_FAILED);
+        maps.emplace_back(p, len);
+        return static_cast<std::byte*>(p);
+    }
+    void unmap(std::byte* p) {
+        std::erase_if(maps, [&](auto& m) {
+            if (m.first != p) return false;
+            munmap(m.first, m.second);
+            return true;
+        });
+    }
+    int fd = -1;
+    uint64_t bytes;
+    std::vector<std::pair<void*, size_t>> maps;
+};
+
+// As a pinned umem: the pages stay the device's after the process unmaps
+// its view (vhost does at every SET_LOG_BASE), and they are the file's.
+TEST_F(Umem, SharedMemoryStaysReachableAfterTheProcessUnmapsIt) {
+    Memfd f(1 << 16);
+    std::byte* mine = f.map(f.bytes);
+    std::byte* witness = f.map(f.bytes);
+    auto* u = A.umem_reg(ctx_, mine + 4096, 8192, IBV_ACCESS_LOCAL_WRITE);
+    ASSERT_NE(u, nullptr);
+    auto info = dev_->umem_info(u->umem_id);
+    ASSERT_TRUE(info);
+    EXPECT_TRUE(info->own_view);
+    EXPECT_EQ(info->addr, uint64_t(uintptr_t(mine + 4096)));
+    f.unmap(mine);
+    auto* device = reinterpret_cast<volatile uint8_t*>(uintptr_t(info->device_addr));
+    device[5] = 0xa5;  // where the device would write
+    EXPECT_EQ(uint8_t(witness[4096 + 5]), 0xa5);
+    witness[4096 + 8191] = std::byte{0x3c};
+    EXPECT_EQ(device[8191], 0x3c);
+    EXPECT_EQ(A.umem_dereg(u), 0);
+}
+
+// The kernel cannot pin pages the process has not mapped, nor pages of a
+// file mapping beyond the end of the file: EFAULT, and the device never
+// faults on them later.
+TEST_F(Umem, UnmappedOrPastTheFileIsEfault) {
+    void* hole = mmap(nullptr, 3 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(hole, MAP_FAILED);
+    munmap(static_cast<char*>(hole) + 4096, 4096);
+    errno = 0;
+    EXPECT_EQ(A.umem_reg(ctx_, hole, 3 * 4096, 0), nullptr);
+    EXPECT_EQ(errno, EFAULT);
+    munmap(hole, 4096);
+    munmap(static_cast<char*>(hole) + 8192, 4096);
+
+    Memfd f(1 << 16);
+    std::byte* beyond = f.map(4 * f.bytes);  // mapping longer than the file
+    char files[80];
+    std::snprintf(files, sizeof files, "/proc/self/map_files/%lx-%lx", uintptr_t(beyond),
+                  uintptr_t(beyond + 4 * f.bytes));
+    if (access(files, R_OK) != 0)
+        GTEST_SKIP() << "telling a file's size from its mapping needs CAP_SYS_ADMIN (" << files << ")";
+    errno = 0;
+    EXPECT_EQ(A.umem_reg(ctx_, beyond, 2 * f.bytes, 0), nullptr);
+    EXPECT_EQ(errno, EFAULT);
+    auto* inside = A.umem_reg(ctx_, beyond, f.bytes, 0);
+    EXPECT_NE(inside, nullptr);
+    if (inside) {
+        EXPECT_EQ(A.umem_dereg(inside), 0);
+    }
+}
+
+// Registration reads no page: a 1 TiB sparse memfd registers and stays
+// sparse.
+TEST_F(Umem, TerabyteSparseMemfdRegistersWithoutTouchingPages) {
+    constexpr uint64_t kTiB = 1ull << 40;
+    Memfd f(kTiB);
+    std::byte* p = f.map(kTiB);
+    auto* u = A.umem_reg(ctx_, p, kTiB, IBV_ACCESS_LOCAL_WRITE);
+    ASSERT_NE(u, nullptr);
+    auto info = dev_->umem_info(u->umem_id);
+    ASSERT_TRUE(info);
+    EXPECT_TRUE(info->own_view);
+    struct stat st {};
+    ASSERT_EQ(fstat(f.fd, &st), 0);
+    EXPECT_EQ(st.st_blocks, 0);  // no page of the file was allocated
+    EXPECT_EQ(A.umem_dereg(u), 0);
 }
 
 TEST_F(Umem, BadRegistrationIsEinval) {
