@@ -13,11 +13,12 @@ constexpr uint64_t obj_bit(prm::ObjType t) { return 1ull << uint16_t(t); }
 
 // device_features_bits_mask, in the PRM's numbering (prm::queue_feature_bits,
 // Linux MLX5_VIRTIO_NET_F_*), not virtio's. Only what the loopback implements
-// (doc/emulator.md, "Offloads"): CSUM (it completes NEEDS_CSUM checksums) and
-// GUEST_CSUM (it may deliver NEEDS_CSUM). Not HOST_TSO4/6: it does not
-// segment; not MRG_RXBUF: one receive buffer per packet.
-constexpr uint16_t kNetFeatures =
-    (1u << prm::queue_feature_bits::CSUM) | (1u << prm::queue_feature_bits::GUEST_CSUM);
+// (doc/emulator.md, "Offloads"): CSUM (it completes NEEDS_CSUM checksums),
+// GUEST_CSUM (it may deliver NEEDS_CSUM) and MRG_RXBUF (a packet spans
+// receive buffers). Not HOST_TSO4/6: it does not segment.
+constexpr uint16_t kNetFeatures = (1u << prm::queue_feature_bits::CSUM) |
+                                  (1u << prm::queue_feature_bits::GUEST_CSUM) |
+                                  (1u << prm::queue_feature_bits::MRG_RXBUF);
 
 prm::GeneralCaps general_caps(uint16_t vhca_id) {
     prm::GeneralCaps g;

@@ -112,6 +112,53 @@ bool rings_ok(const GuestMem& m, QueueIo& q) {
     return false;
 }
 
+enum class Rx { Done, Blocked, Error };
+
+// Receives pkt on rx (virtio 1.x §5.1.6.4): into the next chain, truncated
+// to it, without MRG_RXBUF; with it, into as many chains as the packet
+// needs, their count in the first header's num_buffers. Blocked (nothing
+// consumed) while rx has too few buffers.
+Rx receive(const SplitRing& rxr, QueueIo& rx, std::vector<std::byte>& pkt) {
+    const bool mergeable = negotiated(rx.attr, prm::queue_feature_bits::MRG_RXBUF);
+    RingError err;
+    auto avail = rxr.pending(rx.attr.hw_available_index, err);
+    if (!avail) {
+        count_error(rx, err.error_type);
+        return Rx::Error;
+    }
+    std::vector<Chain> chains;
+    size_t room = 0;
+    while (chains.empty() || (mergeable && room < pkt.size())) {
+        if (chains.size() >= *avail) return Rx::Blocked;
+        auto c = rxr.chain_at(uint16_t(rx.attr.hw_available_index + chains.size()), err);
+        if (!c) {
+            count_error(rx, err.error_type);
+            return Rx::Error;
+        }
+        if (c->readable) {  // an RX chain has no device-readable part
+            count_error(rx, error_type::kDescFlags);
+            return Rx::Error;
+        }
+        room += c->writable;
+        chains.push_back(std::move(*c));
+    }
+    if (net_hdr_len(rx.attr) == 12 && pkt.size() >= 12) {
+        uint16_t n = uint16_t(chains.size());
+        std::memcpy(pkt.data() + kHdrNumBuffers, &n, 2);
+    }
+    size_t off = 0;
+    for (const Chain& c : chains) {
+        size_t n = std::min(pkt.size() - off, c.writable);
+        if (!rxr.scatter(c, pkt.data() + off, n)) {
+            count_error(rx, error_type::kBufferAddr);
+            return Rx::Error;
+        }
+        if (!complete(rxr, rx, c, uint32_t(n))) return Rx::Error;
+        off += n;
+    }
+    return Rx::Done;
+}
+
 }  // namespace
 
 size_t net_hdr_len(const prm::VirtqAttr& a) {
@@ -138,35 +185,19 @@ LoopbackResult loopback(const Translator& tr, QueueIo& tx, QueueIo* rx, uint32_t
         GuestMem rxm(tr, rx->attr.virtio_q_mkey, rx->on_write);
         SplitRing rxr = ring_of(rxm, rx->attr);
         if (!rings_ok(rxm, *rx)) break;
-        auto rc = next_chain(rxr, *rx);
-        if (!rc) {
-            res.blocked = !rx->error;
-            break;
-        }
-        if (rc->readable) {  // an RX chain has no device-readable part
-            count_error(*rx, error_type::kDescFlags);
-            break;
-        }
         if (!txr.gather(*tc, pkt)) {
             count_error(tx, error_type::kBufferAddr);
             break;
         }
-        size_t hl = net_hdr_len(tx.attr);
-        if (!complete_csum(pkt, hl, tx.attr, rx->attr)) {
+        if (!complete_csum(pkt, net_hdr_len(tx.attr), tx.attr, rx->attr)) {
             count_error(tx, error_type::kNetHdr);
             break;
         }
-        // virtio 1.x §5.1.6.4: without MRG_RXBUF num_buffers is 1.
-        if (hl == 12 && pkt.size() >= 12) {
-            uint16_t one = 1;
-            std::memcpy(pkt.data() + kHdrNumBuffers, &one, 2);
-        }
-        size_t n = std::min(pkt.size(), rc->writable);
-        if (!rxr.scatter(*rc, pkt.data(), n)) {
-            count_error(*rx, error_type::kBufferAddr);
+        Rx r = receive(rxr, *rx, pkt);
+        if (r != Rx::Done) {
+            res.blocked = r == Rx::Blocked;
             break;
         }
-        if (!complete(rxr, *rx, *rc, uint32_t(n))) break;
         if (!complete(txr, tx, *tc, 0)) break;
         ++res.packets;
     }

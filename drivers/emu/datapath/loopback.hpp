@@ -8,7 +8,8 @@
 // Checksum offload (CSUM on TX, RX without GUEST_CSUM): the device completes
 // a NEEDS_CSUM packet's checksum on the way, as the wire would deliver it
 // (doc/emulator.md, "Offloads"); nothing else in the header is rewritten but
-// num_buffers.
+// num_buffers. With MRG_RXBUF a packet spans as many receive buffers as it
+// needs (num_buffers of them); without it, it is cut to one buffer.
 #pragma once
 
 #include <cstdint>

@@ -33,20 +33,21 @@ TEST_F(Caps, QueryReturnsProfileCaps) {
 }
 
 // The offloads the datapath implements, in the PRM's numbering (Linux
-// MLX5_VIRTIO_NET_F_*): CSUM and GUEST_CSUM, no TSO, no MRG_RXBUF.
-constexpr uint16_t kCsumFeatures =
-    (1u << prm::queue_feature_bits::CSUM) | (1u << prm::queue_feature_bits::GUEST_CSUM);
+// MLX5_VIRTIO_NET_F_*): CSUM, GUEST_CSUM and MRG_RXBUF, no TSO.
+constexpr uint16_t kNetFeatures = (1u << prm::queue_feature_bits::CSUM) |
+                                  (1u << prm::queue_feature_bits::GUEST_CSUM) |
+                                  (1u << prm::queue_feature_bits::MRG_RXBUF);
 
-TEST_F(Caps, AdvertisesExactlyCsumAndGuestCsumInPrmNumbering) {
+TEST_F(Caps, AdvertisesExactlyChecksumsAndMergeableInPrmNumbering) {
     int rc;
     auto out = query_cap(A, ctx_, prm::kCapTypeVirtioEmulation, &rc);
     ASSERT_EQ(rc, 0);
     auto v = prm::decode_query_virtio_caps_out(out);
     ASSERT_TRUE(v);
-    EXPECT_EQ(v->device_features_bits_mask, kCsumFeatures);
-    EXPECT_EQ(v->device_features_bits_mask, 0x600);
-    // Back in virtio numbering: VIRTIO_NET_F_CSUM (0) | GUEST_CSUM (1).
-    EXPECT_EQ(prm::virtio_net_features_of(v->device_features_bits_mask), 0x3u);
+    EXPECT_EQ(v->device_features_bits_mask, kNetFeatures);
+    EXPECT_EQ(v->device_features_bits_mask, 0x604);
+    // Back in virtio numbering: VIRTIO_NET_F_CSUM (0) | GUEST_CSUM (1) | MRG_RXBUF (15).
+    EXPECT_EQ(prm::virtio_net_features_of(v->device_features_bits_mask), 0x8003u);
     // The raw bits under DPDK's names (mlx5_ifc virtio_emulation_cap).
     std::span<const std::byte> cap = std::span<const std::byte>(out).subspan(16);
     namespace d = prm::layout::virtio_emulation_cap::dpdk;
@@ -56,11 +57,11 @@ TEST_F(Caps, AdvertisesExactlyCsumAndGuestCsumInPrmNumbering) {
     EXPECT_EQ(prm::get_bits(cap, d::rx_csum.bit_offset, 1), 1u);
 }
 
-TEST(Profiles, EveryProfileAdvertisesOnlyChecksumOffloads) {
+TEST(Profiles, EveryProfileAdvertisesTheSameOffloads) {
     for (const char* name : {"cx6dx", "cx7"}) {
         auto p = builtin_profile(name);
         ASSERT_TRUE(p) << name;
-        EXPECT_EQ(p->virtio.device_features_bits_mask, kCsumFeatures) << name;
+        EXPECT_EQ(p->virtio.device_features_bits_mask, kNetFeatures) << name;
     }
 }
 

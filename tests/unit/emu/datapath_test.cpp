@@ -83,6 +83,50 @@ TEST_F(Loopback, TxWaitsForRxBuffersAndIsNotConsumed) {
     EXPECT_EQ(txa.hw_used_index, 3);
 }
 
+// virtio 1.x §5.1.6.4: with MRG_RXBUF a packet larger than one receive
+// buffer spans several, their count in the first header's num_buffers;
+// while too few are posted, nothing is consumed on either side.
+TEST_F(Loopback, MergeableReceiveSpansBuffersAndCountsThem) {
+    const uint16_t mrg = 1u << prm::queue_feature_bits::MRG_RXBUF;
+    rxa.queue_feature_bit_mask_12_3 = prm::queue_feature_mask_12_3(mrg);
+    rxa.queue_feature_bit_mask_2_0 = prm::queue_feature_mask_2_0(mrg);
+    auto p = payload(7, 1400);
+    tx.post_tx(p);
+    rx.post_rx(600);
+    rx.post_rx(600);
+    EXPECT_TRUE(loopback(tr, txio, &rxio, 10).blocked);  // 1412 bytes, 1200 of room
+    EXPECT_EQ(txa.hw_available_index, 0);
+    EXPECT_EQ(rxa.hw_available_index, 0);
+    rx.post_rx(600);
+    EXPECT_EQ(loopback(tr, txio, &rxio, 10).packets, 1u);
+    ASSERT_EQ(rx.used_idx(), 3);
+    std::vector<std::byte> got;
+    for (uint16_t i = 0; i < 3; ++i) {
+        auto [id, len] = rx.elem(i);
+        EXPECT_EQ(len, i < 2 ? 600u : kHdr + p.size() - 1200) << i;
+        const std::byte* b = g.at(rx.buf(uint16_t(id / 2)));
+        got.insert(got.end(), b, b + len);
+    }
+    uint16_t num_buffers;
+    std::memcpy(&num_buffers, got.data() + 10, 2);
+    EXPECT_EQ(num_buffers, 3);
+    ASSERT_EQ(got.size(), kHdr + p.size());
+    EXPECT_EQ(std::memcmp(got.data() + kHdr, p.data(), p.size()), 0);
+    EXPECT_EQ(txa.hw_used_index, 1);
+    EXPECT_EQ(rxc.completed_desc, 3u);
+}
+
+TEST_F(Loopback, WithoutMergeableAPacketIsCutToOneBuffer) {
+    auto p = payload(3, 1400);
+    tx.post_tx(p);
+    rx.post_rx(600);
+    rx.post_rx(600);
+    EXPECT_EQ(loopback(tr, txio, &rxio, 10).packets, 1u);
+    ASSERT_EQ(rx.used_idx(), 1);
+    EXPECT_EQ(rx.elem(0).second, 600u);
+    EXPECT_EQ(g.load<uint16_t>(rx.buf(0) + 10), 1);  // num_buffers
+}
+
 TEST_F(Loopback, HeaderLengthFollowsFeatures) {
     EXPECT_EQ(net_hdr_len(txa), 12u);  // VERSION_1
     txa.virtio_version_1_0 = false;

@@ -141,9 +141,9 @@ struct DriverRing {
         put_desc(2 * s + 1, buf(s) + 64, uint32_t(payload.size()), 0, 0);
         publish(2 * s);
     }
-    void post_rx() {
+    void post_rx(uint32_t len = 2048) {
         uint16_t s = avail % kSlots;
-        put_desc(2 * s, buf(s), 2048, kDescWrite, 0);
+        put_desc(2 * s, buf(s), len, kDescWrite, 0);
         publish(2 * s);
     }
     uint16_t used_idx() { return g.load_idx(used() + 2); }
