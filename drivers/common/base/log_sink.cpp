@@ -8,9 +8,16 @@
 namespace mlx5async {
 namespace {
 
-std::mutex g_mu;  // protects g_sink
-LogSink g_sink;
+std::mutex g_mu;  // protects sink()
 std::atomic<int> g_level{static_cast<int>(LogLevel::Warning)};
+
+// Built at first use: a sink installed from another file's load-time
+// constructor (the PMD's RTE_INIT) must not be reset by this file's own
+// static initialisation, whichever runs first.
+LogSink& sink() {
+    static LogSink s;
+    return s;
+}
 
 const char* level_tag(LogLevel l) {
     switch (l) {
@@ -26,7 +33,7 @@ const char* level_tag(LogLevel l) {
 
 void set_log_sink(LogSink sink) {
     std::lock_guard lk(g_mu);
-    g_sink = std::move(sink);
+    mlx5async::sink() = std::move(sink);
 }
 
 void set_log_level(LogLevel max_level) { g_level = static_cast<int>(max_level); }
@@ -36,8 +43,8 @@ bool log_enabled(LogLevel level) noexcept { return static_cast<int>(level) <= g_
 void log_line(LogLevel level, std::string_view line) {
     if (!log_enabled(level)) return;
     std::lock_guard lk(g_mu);
-    if (g_sink) {
-        g_sink(level, line);
+    if (LogSink& s = sink()) {
+        s(level, line);
         return;
     }
     std::fprintf(stderr, "mlx5async %s: %.*s\n", level_tag(level), static_cast<int>(line.size()),

@@ -28,7 +28,8 @@ RTE_INIT(mlx5async_log_init) {
     g_logtype = rte_log_register_type_and_pick_level("pmd.vdpa.mlx5async", RTE_LOG_NOTICE);
     set_log_level(LogLevel::Debug);  // rte_log filters by its own level
     set_log_sink([](LogLevel l, std::string_view line) {
-        rte_log(to_rte_level(l), g_logtype, "mlx5async: %.*s\n", int(line.size()), line.data());
+        uint32_t level = to_rte_level(l);
+        rte_log(level, g_logtype, "mlx5async: %s%.*s\n", level_tag(level), int(line.size()), line.data());
     });
 }
 
