@@ -142,21 +142,98 @@ TEST_F(DeviceCore, DisableStormIsOneBatchAndReEnableResumes) {
     EXPECT_EQ(dev->last_timing(Op::Resume).commands, 4u);
 }
 
+// A vhost log as vhost maps it: a shared mapping of the frontend's file.
+struct SharedLog {
+    explicit SharedLog(uint64_t bytes) : size(bytes) {
+        p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        EXPECT_NE(p, MAP_FAILED);
+    }
+    ~SharedLog() { unmap(); }
+    void unmap() {
+        if (p && p != MAP_FAILED) munmap(p, size);
+        p = nullptr;
+    }
+    DirtyLog log() const { return {uint64_t(uintptr_t(p)), size, 12}; }
+    void* p = nullptr;
+    uint64_t size;
+};
+
 TEST_F(DeviceCore, DirtyLoggingOnOffOn) {
     open("cx7", 2);
     enable_all(4);
     ASSERT_TRUE(dev->configure(guest(4)));
-    DirtyLog log{0x7f0000400000, 1 << 20, 12};
+    SharedLog shm(1 << 20);
+    DirtyLog log = shm.log();
     ASSERT_TRUE(dev->set_dirty_logging(true, log));
+    EXPECT_TRUE(dev->dirty_logging());
     for (uint16_t i = 0; i < 4; i++) {
         EXPECT_TRUE(fw(i).attr.dirty_bitmap_dump_enable);
         EXPECT_EQ(fw(i).attr.dirty_bitmap_addr, log.host_addr);
     }
     ASSERT_TRUE(dev->set_dirty_logging(false, {}));
+    EXPECT_FALSE(dev->dirty_logging());
     for (uint16_t i = 0; i < 4; i++) EXPECT_FALSE(fw(i).attr.dirty_bitmap_dump_enable);
     ASSERT_TRUE(dev->set_dirty_logging(true, log));
     for (uint16_t i = 0; i < 4; i++) EXPECT_TRUE(fw(i).attr.dirty_bitmap_dump_enable);
     EXPECT_EQ(phases(4), std::vector<VqPhase>(4, VqPhase::Ready));
+}
+
+uint64_t modifies(emu::Device& d) {
+    auto c = d.counters();
+    auto it = c.by_opcode.find(uint16_t(prm::Opcode::MODIFY_GENERAL_OBJECT));
+    return it == c.by_opcode.end() ? 0 : it->second;
+}
+
+// vhost maps the log anew at each SET_LOG_BASE and unmaps the previous one:
+// the device moves to the new log in one batch, the old registration goes,
+// and nothing is sent while the log stays the same.
+TEST_F(DeviceCore, DirtyLogFollowsEachNewLogAndDropsTheOld) {
+    open("cx7", 2);
+    enable_all(4);
+    ASSERT_TRUE(dev->configure(guest(4)));
+    auto objects_before = emu_dev().object_counts();
+    SharedLog first(1 << 16), second(1 << 16);
+    ASSERT_TRUE(dev->set_dirty_logging(true, first.log()));
+    const uint32_t first_mkey = fw(0).attr.dirty_bitmap_mkey;
+    uint64_t m0 = modifies(emu_dev());
+    ASSERT_TRUE(dev->set_dirty_logging(true, first.log()));  // unchanged: nothing to do
+    EXPECT_EQ(modifies(emu_dev()), m0);
+    ASSERT_TRUE(dev->set_dirty_logging(true, second.log()));
+    EXPECT_EQ(modifies(emu_dev()), m0 + 4);  // one MODIFY per virtq
+    for (uint16_t i = 0; i < 4; i++) {
+        EXPECT_EQ(fw(i).attr.dirty_bitmap_addr, second.log().host_addr) << i;
+        EXPECT_NE(fw(i).attr.dirty_bitmap_mkey, first_mkey) << i;
+        EXPECT_TRUE(fw(i).attr.dirty_bitmap_dump_enable) << i;
+    }
+    first.unmap();  // as vhost does after the switch
+    auto objects = emu_dev().object_counts();
+    EXPECT_EQ(objects.mkeys, objects_before.mkeys + 1);  // the second log's only
+    EXPECT_EQ(objects.umems, objects_before.umems + 1);
+    EXPECT_EQ(phases(4), std::vector<VqPhase>(4, VqPhase::Ready));
+}
+
+// The frontend that set the log left (dev_cleanup): the next frontend's
+// start clears the virtqs' bitmap fields, and the log registration goes.
+TEST_F(DeviceCore, CleanupEndsDirtyLoggingForTheNextFrontend) {
+    open("cx7", 2);
+    enable_all(4);
+    ASSERT_TRUE(dev->configure(guest(4)));
+    auto objects_before = emu_dev().object_counts();
+    {
+        SharedLog shm(1 << 16);
+        ASSERT_TRUE(dev->set_dirty_logging(true, shm.log()));
+        std::vector<RingIndexes> out;
+        ASSERT_TRUE(dev->close(out));
+        dev->cleanup();
+    }  // vhost unmaps the log
+    EXPECT_FALSE(dev->dirty_logging());
+    enable_all(4);
+    ASSERT_TRUE(dev->configure(guest(4)));
+    for (uint16_t i = 0; i < 4; i++) {
+        EXPECT_FALSE(fw(i).attr.dirty_bitmap_dump_enable) << i;
+        EXPECT_EQ(fw(i).attr.dirty_bitmap_mkey, 0u) << i;
+    }
+    EXPECT_EQ(emu_dev().object_counts().mkeys, objects_before.mkeys);
 }
 
 TEST_F(DeviceCore, FailingSuspendOfOneQueueKeepsOthersAndLastKnownGood) {

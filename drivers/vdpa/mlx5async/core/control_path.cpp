@@ -18,7 +18,7 @@ uint64_t ideal_ns(uint64_t n, uint64_t t, uint64_t per_cmd_ns) {
 
 }  // namespace
 
-devx::BatchResult Device::Impl::run(devx::Batch&& b, Op op, OpTiming* t) {
+devx::BatchResult Device::Impl::run(devx::Batch&& b, BatchKind kind, OpTiming* t) {
     uint64_t t0 = steady_ns();
     devx::BatchResult r = engine->run(std::move(b), std::chrono::milliseconds(cfg.timeout_ms));
     uint64_t t1 = steady_ns();
@@ -28,11 +28,11 @@ devx::BatchResult Device::Impl::run(devx::Batch&& b, Op op, OpTiming* t) {
         t->failed += r.failed + r.timed_out;
         t->peak_inflight = std::max<uint32_t>(t->peak_inflight, r.peak_inflight);
     }
-    if (tracing) record_spans(r, op);
+    if (tracing) record_spans(r, kind);
     return r;
 }
 
-void Device::Impl::record_spans(const devx::BatchResult& r, Op op) {
+void Device::Impl::record_spans(const devx::BatchResult& r, BatchKind kind) {
     for (const auto& e : r.entries)
         for (const auto& s : e.steps) {
             if (s.state == devx::StepState::Queued || s.state == devx::StepState::Cancelled)
@@ -44,7 +44,7 @@ void Device::Impl::record_spans(const devx::BatchResult& r, Op op) {
             sp.end_ns = sp.submit_ns + uint64_t(s.latency.count());
             sp.opcode = s.opcode;
             sp.status = s.state == devx::StepState::TimedOut ? 0xff : s.status;
-            sp.op = uint8_t(op);
+            sp.op = uint8_t(kind);
             sp.queue = int16_t(s.queue);
             sp.obj_id = s.obj_id;
             spans.push_back(sp);
@@ -105,27 +105,35 @@ prm::VirtqAttr Device::Impl::start_attr(const Vq& vq, const VringConfig* vr,
         a.virtio_q_mkey = mem.current.mkey;
         a.modify_field_select |= mb::VIRTIO_Q_MKEY;
     }
-    if (log_on && (fresh || !a.dirty_bitmap_dump_enable)) {
+    if (log_on && (fresh || !a.dirty_bitmap_dump_enable || a.dirty_bitmap_mkey != log_mem.mkey)) {
         a.dirty_bitmap_mkey = log_mem.mkey;
         a.dirty_bitmap_addr = log.host_addr;
         a.dirty_bitmap_size = uint32_t(log.size);
         a.vhost_log_page = log.log_page;
         a.dirty_bitmap_dump_enable = true;
         a.modify_field_select |= mb::DIRTY_BITMAP_PARAMS | mb::DIRTY_BITMAP_DUMP_ENABLE;
+    } else if (!log_on && (a.dirty_bitmap_dump_enable || a.dirty_bitmap_mkey)) {
+        // Logging ended (LOG_ALL off, or the frontend that set it left):
+        // the virtq stops naming a log vhost may have unmapped.
+        a.dirty_bitmap_mkey = 0;
+        a.dirty_bitmap_addr = 0;
+        a.dirty_bitmap_size = 0;
+        a.dirty_bitmap_dump_enable = false;
+        a.modify_field_select |= mb::DIRTY_BITMAP_PARAMS | mb::DIRTY_BITMAP_DUMP_ENABLE;
     }
     return a;
 }
 
-Result<void> Device::Impl::suspend_rings(std::span<const uint16_t> rings, Op op) {
+Result<void> Device::Impl::suspend_rings(std::span<const uint16_t> rings) {
     OpTiming t;
-    t.op = op;
+    t.op = Op::Suspend;
     uint64_t t0 = steady_ns();
     devx::Batch b;
     for (uint16_t r : rings)
         if (vqs[r].phase == VqPhase::Ready) b.add_suspend(vqs[r].obj, r);
     t.queues = uint32_t(b.size());
     t.prepare_ns = steady_ns() - t0;
-    auto res = run(std::move(b), op, &t);
+    auto res = run(std::move(b), BatchKind::Suspend, &t);
     Result<void> first = {};
     for (auto& e : res.entries) {
         Vq& vq = vqs[e.queue];
@@ -159,10 +167,9 @@ Result<void> Device::Impl::suspend_rings(std::span<const uint16_t> rings, Op op)
     return first;
 }
 
-Result<void> Device::Impl::resume_rings(std::span<const uint16_t> rings, Op op,
-                                         bool vhost_indexes) {
+Result<void> Device::Impl::resume_rings(std::span<const uint16_t> rings, bool vhost_indexes) {
     OpTiming t;
-    t.op = op;
+    t.op = Op::Resume;
     uint64_t t0 = steady_ns();
     // Without freeze_to_rdy a SUSPENDed object cannot go back to RDY:
     // re-create it (INIT) and start it from the saved indexes.
@@ -195,7 +202,7 @@ Result<void> Device::Impl::resume_rings(std::span<const uint16_t> rings, Op op,
     const size_t starts = b.size();
     add_mkey_repoints(b, sent, rings);  // idle virtqs naming an old mkey
     t.prepare_ns = steady_ns() - t0;
-    auto res = run(std::move(b), op, &t);
+    auto res = run(std::move(b), BatchKind::Resume, &t);
     Result<void> first = {};
     for (size_t i = 0; i < res.entries.size(); i++) {
         auto& e = res.entries[i];

@@ -32,6 +32,21 @@ const char* vq_phase_name(VqPhase p) noexcept {
     return "?";
 }
 
+const char* batch_kind_name(BatchKind k) noexcept {
+    switch (k) {
+    case BatchKind::Suspend: return "suspend";
+    case BatchKind::Resume: return "resume";
+    case BatchKind::Setup: return "setup";
+    case BatchKind::Memory: return "memory";
+    case BatchKind::DirtyLog: return "dirty_log";
+    case BatchKind::Counters: return "counters";
+    case BatchKind::Teardown: return "teardown";
+    case BatchKind::Recovery: return "recovery";
+    case BatchKind::Query: return "query";
+    }
+    return "other";
+}
+
 void Device::Impl::set_phase(Vq& vq, VqPhase to) {
     if (vq.phase == to) return;
     if (!vq_phase_allowed(vq.phase, to))
@@ -212,7 +227,7 @@ Result<void> Device::Impl::ensure_objects(std::span<const uint16_t> rings, uint1
     }
     if (todo.empty()) return {};
     if (!destroys.empty()) {
-        auto res = run(std::move(destroys), Op::Resume, nullptr);
+        auto res = run(std::move(destroys), BatchKind::Setup, nullptr);
         if (!res.ok()) return fail(Errc::Firmware, "destroying virtqs to re-create them failed");
     }
     const bool with_counters = gcaps.has_obj_type(uint16_t(prm::ObjType::VIRTIO_Q_COUNTERS));
@@ -234,7 +249,7 @@ Result<void> Device::Impl::ensure_objects(std::span<const uint16_t> rings, uint1
     }
     MLX5A_CHECK(ensure_event_qps(todo, size));
     if (!counters.empty()) {
-        auto res = run(std::move(counters), Op::Resume, nullptr);
+        auto res = run(std::move(counters), BatchKind::Setup, nullptr);
         for (auto& e : res.entries) {
             if (!e.ok()) return unexpected(e.steps.back().error());
             vqs[e.queue].counters = std::move(e.steps[0].obj);
@@ -246,7 +261,7 @@ Result<void> Device::Impl::ensure_objects(std::span<const uint16_t> rings, uint1
         MLX5A_CHECK(c);
         creates.add(std::move(*c));
     }
-    auto res = run(std::move(creates), Op::Resume, nullptr);
+    auto res = run(std::move(creates), BatchKind::Setup, nullptr);
     Result<void> first = {};
     for (auto& e : res.entries) {
         Vq& vq = vqs[e.queue];
@@ -279,6 +294,8 @@ Device::~Device() {
     impl_->engine.reset();
     impl_->vqs.clear();  // objects before mkeys before umems before PD before context
     impl_->mem = {};
+    impl_->log_mem.reset();  // its mkey holds the PD
+    impl_->log_retired.clear();
     impl_->uar.reset();  // after the event QPs naming its page
     impl_->events.reset();
     impl_->kick_relay.reset();  // unmaps its view of var first
@@ -369,9 +386,37 @@ std::vector<VqInfo> Device::vq_info() const {
     std::vector<VqInfo> v;
     for (const Vq& q : impl_->vqs)
         v.push_back({q.index, q.phase, q.fw_state, q.error_type, q.saved_avail, q.saved_used,
-                     q.obj.obj_id(), q.errors});
+                     q.obj.obj_id(), q.errors, false});
     return v;
 }
+
+std::vector<VqInfo> Device::query_vq_info() {
+    Impl& d = *impl_;
+    std::lock_guard lk(d.mu);
+    devx::Batch b;
+    for (const Vq& q : d.vqs)
+        if (q.phase == VqPhase::Ready) b.add(devx::Command::query_virtq(q.obj, q.index));
+    std::vector<VqInfo> v;
+    for (const Vq& q : d.vqs)
+        v.push_back({q.index, q.phase, q.fw_state, q.error_type, q.saved_avail, q.saved_used,
+                     q.obj.obj_id(), q.errors, false});
+    if (b.empty()) return v;
+    auto res = d.run(std::move(b), BatchKind::Query, nullptr);
+    for (const auto& e : res.entries) {
+        const auto& s = e.steps.at(0);
+        if (!s.ok() || !s.virtq) continue;  // the engine logged it; saved values stand
+        VqInfo& i = v[size_t(e.queue)];
+        i.fw_state = uint8_t(s.virtq->state);
+        i.error_type = s.virtq->error_type;
+        i.hw_available_index = s.virtq->hw_available_index;
+        i.hw_used_index = s.virtq->hw_used_index;
+        i.live = true;
+    }
+    return v;
+}
+
+Ledger& Device::ledger() { return impl_->ledger; }
+const Ledger& Device::ledger() const { return impl_->ledger; }
 
 OpTiming Device::last_timing(Op op) const {
     std::lock_guard lk(impl_->mu);

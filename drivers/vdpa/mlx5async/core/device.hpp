@@ -16,11 +16,27 @@
 #include "common/prm/counters.hpp"
 #include "config.hpp"
 #include "guest.hpp"
+#include "ledger.hpp"
 #include "vq_phase.hpp"
 
 namespace mlx5async::core {
 
 enum class Op : uint8_t { Suspend = 0, Resume = 1 };
+
+// What a firmware batch is for, as trace spans label it. Suspend and Resume
+// keep Op's values (the C API's RTE_PMD_MLX5ASYNC_OP_*).
+enum class BatchKind : uint8_t {
+    Suspend = 0,   // MODIFY(SUSPEND) + QUERY of RDY virtqs
+    Resume = 1,    // MODIFY to RDY (start, resume, re-enable)
+    Setup = 2,     // creating virtqs, counters, re-creating objects
+    Memory = 3,    // guest-memory mkeys
+    DirtyLog = 4,  // the vhost log: its mkey and the virtqs' bitmap fields
+    Counters = 5,  // QUERY of virtq counters
+    Teardown = 6,  // unregistering memory, destroying objects
+    Recovery = 7,  // re-creating a virtq after an error event
+    Query = 8,     // live virtq state and indexes (show device, telemetry)
+};
+const char* batch_kind_name(BatchKind k) noexcept;
 
 // Timing of one control operation (the last one of each kind is kept).
 struct OpTiming {
@@ -45,6 +61,9 @@ struct VqInfo {
     uint16_t hw_used_index = 0;
     uint32_t obj_id = 0;
     uint32_t errors = 0;
+    // true: the indexes and state were just queried from the device; false:
+    // the saved ones (last suspend, or what the last start programmed).
+    bool live = false;
 };
 
 struct CmdSpan {
@@ -52,7 +71,7 @@ struct CmdSpan {
     uint64_t end_ns = 0;
     uint16_t opcode = 0;
     uint8_t status = 0xff;
-    uint8_t op = 0xff;
+    uint8_t op = 0xff;  // BatchKind
     int16_t queue = -1;
     uint32_t obj_id = 0;
 };
@@ -121,12 +140,21 @@ public:
     Result<void> flush_vring_states(std::vector<RingIndexes>& disabled);
     // vhost: set_features. LOG_ALL on/off: dirty-bitmap params + dump enable
     // for every virtq in one batch.
+    // A no-op while neither `on` nor the log changed.
     Result<void> set_dirty_logging(bool on, const DirtyLog& log);
+    bool dirty_logging() const;
 
     // Application API (include/rte_pmd_mlx5async.h).
     Result<void> suspend_all();
     Result<void> resume_all();
     std::vector<VqInfo> vq_info() const;
+    // vq_info() with every RDY virtq's state and indexes queried from the
+    // device (one QUERY batch): what a RDY ring has processed so far. A
+    // virtq that does not answer keeps its saved values (live = false).
+    std::vector<VqInfo> query_vq_info();
+    // The downtime ledger (ledger.hpp); the glue marks its own phases.
+    Ledger& ledger();
+    const Ledger& ledger() const;
     OpTiming last_timing(Op op) const;
     void set_vhost_ns(Op op, uint64_t ns);
     Result<void> set_strategy(Strategy s);

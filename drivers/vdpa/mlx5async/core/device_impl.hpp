@@ -86,7 +86,9 @@ struct Device::Impl {
     bool log_on = false;
     DirtyLog log;
     MemRegistration log_mem;  // the vhost log as umem + mkey: dirty_bitmap_mkey
+    std::vector<MemRegistration> log_retired;  // earlier logs some virtq may still name
     std::array<OpTiming, 2> last{};
+    Ledger ledger;  // own lock: the host-notifier thread marks it too
     bool tracing = false;
     std::deque<CmdSpan> spans;  // bounded (kMaxSpans)
     static constexpr size_t kMaxSpans = 1 << 16;
@@ -105,20 +107,21 @@ struct Device::Impl {
     void on_virtq_event(uint16_t ring);
 
     // control_path.cpp
-    devx::BatchResult run(devx::Batch&& b, Op op, OpTiming* t);
-    void record_spans(const devx::BatchResult& r, Op op);
-    Result<void> suspend_rings(std::span<const uint16_t> rings, Op op);
-    Result<void> resume_rings(std::span<const uint16_t> rings, Op op, bool vhost_indexes);
+    devx::BatchResult run(devx::Batch&& b, BatchKind kind, OpTiming* t);
+    void record_spans(const devx::BatchResult& r, BatchKind kind);
+    Result<void> suspend_rings(std::span<const uint16_t> rings);
+    Result<void> resume_rings(std::span<const uint16_t> rings, bool vhost_indexes);
     prm::VirtqAttr start_attr(const Vq& vq, const VringConfig* vr, bool vhost_indexes) const;
 
     // guest_memory.cpp
     Result<void> update_memory(const std::vector<MemRegion>& table);
     Result<MemRegistration> register_memory(std::vector<MemRegion> regions);
-    Result<uint32_t> create_mkey(const prm::MkeyAttr& a, devx::DevxObj& obj);
+    Result<uint32_t> create_mkey(const prm::MkeyAttr& a, devx::DevxObj& obj, BatchKind kind);
     Result<uint32_t> null_mkey();
     void add_mkey_repoints(devx::Batch& b, std::vector<prm::VirtqAttr>& sent,
                            std::span<const uint16_t> starting);
     void release_retired_memory();
+    void release_retired_logs();
     void unregister_memory();
 };
 

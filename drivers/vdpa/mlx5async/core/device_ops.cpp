@@ -31,7 +31,9 @@ Result<void> Device::configure(const GuestConfig& g) {
                                                    std::to_string(d.vqs.size()) + " virtqs");
     d.guest = g;
     d.guest_valid = true;
+    const uint64_t registrations = d.mem.registrations;
     MLX5A_CHECK(d.update_memory(g.mem));  // no-op while the table is unchanged
+    d.ledger.mark(LedgerPhase::MemoryRegistered);
     // Rings vhost has not enabled stay as they are (set_vring_state brings them).
     std::vector<uint16_t> start;
     for (const auto& vr : g.vrings) {
@@ -61,20 +63,27 @@ Result<void> Device::configure(const GuestConfig& g) {
                 group.push_back(vr.index);
         MLX5A_CHECK(d.ensure_objects(group, sz));
     }
-    auto r = d.resume_rings(start, Op::Resume, /*vhost_indexes=*/true);
+    d.ledger.mark(LedgerPhase::VirtqsCreated);
+    if (d.irq_relay) {  // this dev_conf's callfds, before a ring can raise an interrupt
+        std::vector<std::pair<uint16_t, int>> calls;
+        for (const auto& vr : g.vrings) calls.emplace_back(vr.index, vr.callfd);
+        if (auto c = d.irq_relay->set_callfds(calls); !c)
+            logf(LogLevel::Warning, "%s: interrupts: %s", d.name.c_str(), to_string(c.error()).c_str());
+    }
+    auto r = d.resume_rings(start, /*vhost_indexes=*/true);
+    d.ledger.mark(LedgerPhase::AllReady);
+    const auto ready = std::count_if(start.begin(), start.end(),
+                                     [&](uint16_t i) { return d.vqs[i].phase == VqPhase::Ready; });
+    d.ledger.set_start(uint32_t(ready),
+                       d.mem.registrations != registrations ? uint32_t(d.mem.current.regions.size()) : 0);
     d.release_retired_memory();  // an old table, once no virtq names its mkey
+    d.release_retired_logs();
     if (d.kick_relay) {  // this dev_conf's kickfds; held kicks replay now
         std::vector<std::pair<uint16_t, int>> kicks;
         for (const auto& vr : g.vrings) kicks.emplace_back(vr.index, vr.kickfd);
         if (auto k = d.kick_relay->set_rings(kicks); !k)
             logf(LogLevel::Warning, "%s: kick relay: %s", d.name.c_str(), to_string(k.error()).c_str());
         d.kick_relay->set_open(true);
-    }
-    if (d.irq_relay) {  // this dev_conf's callfds
-        std::vector<std::pair<uint16_t, int>> calls;
-        for (const auto& vr : g.vrings) calls.emplace_back(vr.index, vr.callfd);
-        if (auto c = d.irq_relay->set_callfds(calls); !c)
-            logf(LogLevel::Warning, "%s: interrupts: %s", d.name.c_str(), to_string(c.error()).c_str());
     }
     return r;
 }
@@ -84,7 +93,9 @@ Result<void> Device::close(std::vector<RingIndexes>& out) {
     std::lock_guard lk(d.mu);
     auto ready = rings_in_phase(d.vqs, VqPhase::Ready);
     if (d.kick_relay) d.kick_relay->set_open(false);  // gated, kept registered
-    Result<void> r = d.suspend_rings(ready, Op::Suspend);
+    d.ledger.mark(LedgerPhase::SuspendIssued);
+    Result<void> r = d.suspend_rings(ready);
+    d.ledger.mark(LedgerPhase::SuspendDone);
     out.clear();
     for (const auto& vr : d.guest.vrings) {
         const Vq& vq = d.vqs[vr.index];
@@ -112,6 +123,11 @@ void Device::cleanup() {
     for (Vq& vq : d.vqs) vq.enabled = false;
     if (d.irq_relay) d.irq_relay->clear_callfds();
     d.unregister_memory();  // vhost unmaps the regions after this
+    // And its log: the next start clears the virtqs' bitmap fields
+    // (start_attr), then the registration goes.
+    d.log_on = false;
+    if (!d.log_mem.empty()) d.log_retired.push_back(std::move(d.log_mem));
+    d.release_retired_logs();
 }
 
 void Device::set_vring_state(uint16_t ring, bool enable) {
@@ -147,7 +163,7 @@ Result<void> Device::flush_vring_states(std::vector<RingIndexes>& disabled) {
         if (vq.enabled && known && d.guest_valid && vq.phase != VqPhase::Ready) start.push_back(vq.index);
     }
     Result<void> r = {};
-    if (!stop.empty()) r = d.suspend_rings(stop, Op::Suspend);
+    if (!stop.empty()) r = d.suspend_rings(stop);
     for (uint16_t s : stop)
         disabled.push_back({s, d.vqs[s].saved_avail, d.vqs[s].saved_used,
                             d.vqs[s].phase == VqPhase::Suspended});
@@ -168,7 +184,7 @@ Result<void> Device::flush_vring_states(std::vector<RingIndexes>& disabled) {
         for (uint16_t s : fresh) d.vqs[s].vhost_base = false;
         for (auto* set : {&fresh, &again}) {
             if (set->empty()) continue;
-            auto rr = d.resume_rings(*set, Op::Resume, /*vhost_indexes=*/set == &fresh);
+            auto rr = d.resume_rings(*set, /*vhost_indexes=*/set == &fresh);
             if (r && !rr) r = rr;
         }
     }
@@ -185,27 +201,37 @@ static Result<MemRegistration> register_log(Device::Impl& d, const DirtyLog& log
     reg.umems.push_back(std::move(*u));
     devx::DevxObj obj;
     auto mk = d.create_mkey(
-        prm::direct_mkey_attr(reg.umems.back().id(), 0, log.host_addr, log.size, d.pd.pdn()), obj);
+        prm::direct_mkey_attr(reg.umems.back().id(), 0, log.host_addr, log.size, d.pd.pdn()), obj,
+        BatchKind::DirtyLog);
     MLX5A_CHECK(mk);
     reg.direct.push_back(std::move(obj));
     reg.mkey = *mk;
     return reg;
 }
 
+static bool same_log(const Device::Impl& d, const DirtyLog& log) {
+    const auto& lr = d.log_mem.regions;
+    return !lr.empty() && lr[0].host_addr == log.host_addr && lr[0].size == log.size &&
+           d.log.log_page == log.log_page;
+}
+
+// vhost maps the log anew at every SET_LOG_BASE (QEMU sends one per queue
+// pair) and unmaps the previous mapping, so a changed base or size means a
+// new registration: the virtqs are re-pointed in one batch, then the old
+// log goes once no virtq names it.
 Result<void> Device::set_dirty_logging(bool on, const DirtyLog& log) {
     namespace mb = prm::modify_bits;
     Impl& d = *impl_;
     std::lock_guard lk(d.mu);
-    const auto& lr = d.log_mem.regions;
-    MemRegistration retired;  // the previous log: destroyed once the batch re-pointed the virtqs
-    if (on && log.size && (lr.empty() || lr[0].host_addr != log.host_addr || lr[0].size != log.size)) {
+    if (on == d.log_on && (!on || same_log(d, log))) return {};
+    if (on && !same_log(d, log)) {
         auto reg = register_log(d, log);
         MLX5A_CHECK(reg);
-        retired = std::move(d.log_mem);
+        if (!d.log_mem.empty()) d.log_retired.push_back(std::move(d.log_mem));
         d.log_mem = std::move(*reg);
     }
     d.log_on = on;
-    d.log = log;
+    if (on) d.log = log;
     devx::Batch b;
     std::vector<prm::VirtqAttr> sent;
     for (Vq& vq : d.vqs) {
@@ -225,7 +251,7 @@ Result<void> Device::set_dirty_logging(bool on, const DirtyLog& log) {
         b.add(std::move(*c));
         sent.push_back(a);
     }
-    auto res = d.run(std::move(b), Op::Resume, nullptr);
+    auto res = d.run(std::move(b), BatchKind::DirtyLog, nullptr);
     Result<void> first = {};
     for (size_t i = 0; i < res.entries.size(); i++) {
         auto& e = res.entries[i];
@@ -236,7 +262,20 @@ Result<void> Device::set_dirty_logging(bool on, const DirtyLog& log) {
             first = unexpected(e.steps[0].error());
         }
     }
+    d.release_retired_logs();
+    if (on)
+        logf(LogLevel::Info, "%s: dirty logging on: log 0x%llx +%llu, %zu virtqs%s", d.name.c_str(),
+             static_cast<unsigned long long>(log.host_addr), static_cast<unsigned long long>(log.size),
+             sent.size(), first ? "" : " (some failed)");
+    else
+        logf(LogLevel::Info, "%s: dirty logging off, %zu virtqs%s", d.name.c_str(), sent.size(),
+             first ? "" : " (some failed)");
     return first;
+}
+
+bool Device::dirty_logging() const {
+    std::lock_guard lk(impl_->mu);
+    return impl_->log_on;
 }
 
 Result<void> Device::suspend_all() {
@@ -245,7 +284,7 @@ Result<void> Device::suspend_all() {
     auto ready = rings_in_phase(d.vqs, VqPhase::Ready);
     if (ready.empty())
         return fail(Errc::State, "no RDY virtq to suspend (is a frontend connected and started?)");
-    return d.suspend_rings(ready, Op::Suspend);
+    return d.suspend_rings(ready);
 }
 
 Result<void> Device::resume_all() {
@@ -253,7 +292,7 @@ Result<void> Device::resume_all() {
     std::lock_guard lk(d.mu);
     auto sus = rings_in_phase(d.vqs, VqPhase::Suspended);
     if (sus.empty()) return fail(Errc::State, "no SUSPENDed virtq to resume");
-    return d.resume_rings(sus, Op::Resume, false);
+    return d.resume_rings(sus, false);
 }
 
 Result<prm::VirtqCounters> Device::counters(uint16_t ring) {
@@ -267,7 +306,7 @@ Result<prm::VirtqCounters> Device::counters(uint16_t ring) {
     prm::encode_query_counters(vq.counters.obj_id(), in);
     devx::Batch b;
     b.add(devx::Command::query_obj(vq.counters, std::move(in), prm::kCountersQueryOutBytes, ring));
-    auto res = d.run(std::move(b), Op::Suspend, nullptr);
+    auto res = d.run(std::move(b), BatchKind::Counters, nullptr);
     const auto& s = res.entries.at(0).steps.at(0);
     if (!s.ok()) return unexpected(s.error());
     return prm::decode_query_counters_out(s.out, vq.counters.obj_id());

@@ -44,12 +44,13 @@ std::vector<MemRegion> sorted_regions(std::vector<MemRegion> regions) {
 }
 
 // One CREATE_MKEY through the engine; returns the mkey value.
-Result<uint32_t> Device::Impl::create_mkey(const prm::MkeyAttr& a, devx::DevxObj& obj) {
+Result<uint32_t> Device::Impl::create_mkey(const prm::MkeyAttr& a, devx::DevxObj& obj,
+                                           BatchKind kind) {
     auto in = prm::encode_create_mkey(a);
     MLX5A_CHECK(in);
     devx::Batch b;
     b.add(devx::Command::create_obj(ctx, std::move(*in), prm::kCreateMkeyOutBytes));
-    auto res = run(std::move(b), Op::Resume, nullptr);
+    auto res = run(std::move(b), kind, nullptr);
     auto& s = res.entries.at(0).steps.at(0);
     if (!s.ok()) return unexpected(s.error());
     auto idx = prm::decode_create_mkey_out(s.out);
@@ -65,7 +66,7 @@ Result<uint32_t> Device::Impl::null_mkey() {
     prm::encode_query_special_contexts(in);
     devx::Batch b;
     b.add(devx::Command::general(ctx, std::move(in), prm::kQuerySpecialContextsOutBytes));
-    auto res = run(std::move(b), Op::Resume, nullptr);
+    auto res = run(std::move(b), BatchKind::Memory, nullptr);
     const auto& s = res.entries.at(0).steps.at(0);
     if (!s.ok()) return unexpected(s.error());
     auto sc = prm::decode_query_special_contexts_out(s.out);
@@ -97,7 +98,7 @@ Result<MemRegistration> Device::Impl::register_memory(std::vector<MemRegion> reg
         MLX5A_CHECK(in);
         b.add(devx::Command::create_obj(ctx, std::move(*in), prm::kCreateMkeyOutBytes));
     }
-    auto res = run(std::move(b), Op::Resume, nullptr);
+    auto res = run(std::move(b), BatchKind::Memory, nullptr);
     std::vector<prm::KlmEntry> klm;
     for (size_t i = 0; i < res.entries.size(); i++) {
         auto& s = res.entries[i].steps.at(0);
@@ -114,7 +115,7 @@ Result<MemRegistration> Device::Impl::register_memory(std::vector<MemRegion> reg
     }
     auto mk = create_mkey(prm::indirect_mkey_attr(reg.regions.front().guest_phys_addr,
                                                   std::move(klm), pd.pdn()),
-                          reg.indirect);
+                          reg.indirect, BatchKind::Memory);
     MLX5A_CHECK(mk);
     reg.mkey = *mk;
     mem.registrations++;
@@ -165,6 +166,15 @@ void Device::Impl::release_retired_memory() {
     });
 }
 
+// An earlier vhost log goes once no virtq object names its mkey.
+void Device::Impl::release_retired_logs() {
+    std::erase_if(log_retired, [&](const MemRegistration& r) {
+        for (const Vq& vq : vqs)
+            if (vq.obj && vq.attr.dirty_bitmap_mkey == r.mkey) return false;
+        return true;
+    });
+}
+
 // vhost: the memory table is about to be unmapped. Virtqs stop naming the
 // mkey (SUSPEND/INIT: MODIFY to 0; RDY ones are suspended first, objects in
 // ERR destroyed), then every registration is destroyed.
@@ -172,7 +182,7 @@ void Device::Impl::unregister_memory() {
     std::vector<uint16_t> ready;
     for (const Vq& vq : vqs)
         if (vq.phase == VqPhase::Ready && vq.attr.virtio_q_mkey) ready.push_back(vq.index);
-    if (!ready.empty()) (void)suspend_rings(ready, Op::Suspend);
+    if (!ready.empty()) (void)suspend_rings(ready);
     devx::Batch b;
     std::vector<prm::VirtqAttr> sent;
     for (Vq& vq : vqs) {
@@ -191,7 +201,7 @@ void Device::Impl::unregister_memory() {
         b.add(std::move(*c));
         sent.push_back(a);
     }
-    auto res = run(std::move(b), Op::Suspend, nullptr);
+    auto res = run(std::move(b), BatchKind::Teardown, nullptr);
     for (size_t i = 0; i < res.entries.size(); i++) {
         auto& e = res.entries[i];
         Vq& vq = vqs[e.queue];

@@ -28,7 +28,7 @@ void Device::Impl::on_virtq_event(uint16_t ring) {
     Vq& vq = vqs[ring];
     devx::Batch b;
     b.add(devx::Command::query_virtq(vq.obj, ring));
-    auto res = run(std::move(b), Op::Resume, nullptr);
+    auto res = run(std::move(b), BatchKind::Recovery, nullptr);
     const auto& s = res.entries.at(0).steps.at(0);
     if (!s.ok() || !s.virtq || s.virtq->state != prm::VirtqState::ERR) return;  // stale event
     vq.error_type = s.virtq->error_type;
@@ -55,7 +55,7 @@ void Device::Impl::on_virtq_event(uint16_t ring) {
     auto saved = last;
     const uint16_t one[] = {ring};
     auto r = ensure_objects(one, vq.size);
-    if (r) r = resume_rings(one, Op::Resume, false);
+    if (r) r = resume_rings(one, false);
     last = saved;
     if (!r) logf(LogLevel::Error, "%s: virtq %u: recovery failed: %s", name.c_str(), ring,
                  prm::describe(r.error()).c_str());
