@@ -34,6 +34,51 @@ enum rte_pmd_mlx5async_op {
 	RTE_PMD_MLX5ASYNC_OP_RESUME = 1,
 };
 
+/* What a firmware batch was for (rte_pmd_mlx5async_cmd_span.op); SUSPEND
+ * and RESUME equal the rte_pmd_mlx5async_op values. */
+enum rte_pmd_mlx5async_batch {
+	RTE_PMD_MLX5ASYNC_BATCH_SUSPEND = 0,   /* MODIFY(SUSPEND) + QUERY */
+	RTE_PMD_MLX5ASYNC_BATCH_RESUME = 1,    /* MODIFY to RDY (start, resume) */
+	RTE_PMD_MLX5ASYNC_BATCH_SETUP = 2,     /* creating virtqs and counters */
+	RTE_PMD_MLX5ASYNC_BATCH_MEMORY = 3,    /* guest-memory mkeys */
+	RTE_PMD_MLX5ASYNC_BATCH_DIRTY_LOG = 4, /* the vhost log and the virtqs' bitmap fields */
+	RTE_PMD_MLX5ASYNC_BATCH_COUNTERS = 5,  /* QUERY of virtq counters */
+	RTE_PMD_MLX5ASYNC_BATCH_TEARDOWN = 6,  /* unregistering memory */
+	RTE_PMD_MLX5ASYNC_BATCH_RECOVERY = 7,  /* re-creating a virtq after an error */
+	RTE_PMD_MLX5ASYNC_BATCH_QUERY = 8,     /* live state and indexes */
+};
+
+/* The downtime ledger: when each step of the device's last stop (the
+ * source side of a live migration, from the first GET_VRING_BASE) and of
+ * its last start (the destination side, from dev_conf) happened. */
+enum rte_pmd_mlx5async_ledger_phase {
+	RTE_PMD_MLX5ASYNC_LEDGER_STOP_REQUESTED = 0,    /* dev_close entered */
+	RTE_PMD_MLX5ASYNC_LEDGER_SUSPEND_ISSUED = 1,    /* suspend batch handed to the engine */
+	RTE_PMD_MLX5ASYNC_LEDGER_SUSPEND_DONE = 2,      /* every MODIFY + QUERY answered */
+	RTE_PMD_MLX5ASYNC_LEDGER_BASES_HANDED_BACK = 3, /* rte_vhost_set_vring_base per ring */
+	RTE_PMD_MLX5ASYNC_LEDGER_USED_RINGS_LOGGED = 4, /* used rings logged dirty (LOG_ALL) */
+	RTE_PMD_MLX5ASYNC_LEDGER_START_REQUESTED = 5,   /* dev_conf entered */
+	RTE_PMD_MLX5ASYNC_LEDGER_MEMORY_REGISTERED = 6, /* guest memory registered or reused */
+	RTE_PMD_MLX5ASYNC_LEDGER_VIRTQS_CREATED = 7,    /* every started ring has a virtq */
+	RTE_PMD_MLX5ASYNC_LEDGER_ALL_READY = 8,         /* every started ring RDY */
+	RTE_PMD_MLX5ASYNC_LEDGER_CONF_RETURNED = 9,     /* dev_conf returns to vhost */
+	RTE_PMD_MLX5ASYNC_LEDGER_NOTIFIERS_SET = 10,    /* host notifiers answered by the frontend */
+	RTE_PMD_MLX5ASYNC_LEDGER_PHASES = 11,
+};
+
+struct rte_pmd_mlx5async_ledger {
+	uint64_t stop_seq;      /* stops recorded since probe (0: none) */
+	uint64_t start_seq;     /* starts recorded since probe */
+	uint64_t mono_ns[RTE_PMD_MLX5ASYNC_LEDGER_PHASES]; /* CLOCK_MONOTONIC, 0: not reached */
+	uint64_t wall_ns[RTE_PMD_MLX5ASYNC_LEDGER_PHASES]; /* CLOCK_REALTIME, same moments */
+	uint32_t stop_rings;    /* rings whose indexes went back to vhost */
+	uint32_t logged_rings;  /* of those, used rings logged dirty */
+	uint32_t start_rings;   /* rings the start brought to RDY */
+	uint32_t regions_registered; /* memory regions registered by the start (0: reused) */
+	int32_t notifiers_rc;   /* rte_vhost_host_notifier_ctrl result (when tried) */
+	uint8_t notifiers_tried;/* 0: no doorbell page, or not answered yet */
+};
+
 /* Firmware virtq state as last known by the driver (PRM values), or NONE. */
 #define RTE_PMD_MLX5ASYNC_VQ_STATE_INIT 0x0
 #define RTE_PMD_MLX5ASYNC_VQ_STATE_RDY 0x1
@@ -64,6 +109,8 @@ struct rte_pmd_mlx5async_vq_info {
 	uint16_t hw_used_index;
 	uint32_t obj_id;            /* firmware object id, 0 if none */
 	uint32_t errors;            /* errors recovered on this virtq */
+	uint8_t live;               /* 1: state and indexes just queried (RDY virtqs, query_vq_info);
+	                             * 0: the saved ones (last suspend, or the last start's) */
 	uint64_t interrupts;        /* callfd writes (event_mode=irq) */
 };
 
@@ -86,7 +133,7 @@ struct rte_pmd_mlx5async_cmd_span {
 	uint64_t end_ns;
 	uint16_t opcode;        /* PRM opcode */
 	uint8_t status;         /* PRM status, 0xff: timed out / no answer */
-	uint8_t op;             /* enum rte_pmd_mlx5async_op of the batch, 0xff other */
+	uint8_t op;             /* enum rte_pmd_mlx5async_batch */
 	int16_t queue;          /* virtq index, -1 if none */
 	uint32_t obj_id;
 };
@@ -97,9 +144,19 @@ bool rte_pmd_mlx5async_is_mine(struct rte_vdpa_device *dev);
 int rte_pmd_mlx5async_get_dev_info(struct rte_vdpa_device *dev,
 			       struct rte_pmd_mlx5async_dev_info *info);
 
-/* Fills up to n entries (one per virtq with an object); returns the count. */
+/* Fills up to n entries (one per virtq with an object); returns the count.
+ * The indexes are the saved ones (live = 0): no firmware command is sent. */
 int rte_pmd_mlx5async_get_vq_info(struct rte_vdpa_device *dev,
 			      struct rte_pmd_mlx5async_vq_info *vqs, unsigned int n);
+/* The same, with every RDY virtq queried from the device in one batch
+ * (live = 1): the indexes a running ring has reached. */
+int rte_pmd_mlx5async_query_vq_info(struct rte_vdpa_device *dev,
+				struct rte_pmd_mlx5async_vq_info *vqs, unsigned int n);
+
+/* The downtime ledger of the device (see rte_pmd_mlx5async_ledger_phase). */
+int rte_pmd_mlx5async_get_ledger(struct rte_vdpa_device *dev, struct rte_pmd_mlx5async_ledger *l);
+/* "stop_requested", "suspend_issued" ... (NULL for an unknown phase). */
+const char *rte_pmd_mlx5async_ledger_phase_name(enum rte_pmd_mlx5async_ledger_phase p);
 
 /* Suspend (MODIFY->SUSPEND + QUERY, pipelined) every RDY virtq of every
  * listed device in one batch; resume brings every SUSPENDed virtq back to RDY.

@@ -48,6 +48,19 @@ int for_all_devices(rte_vdpa_device* const devs[], unsigned n, const char* what,
     return 0;
 }
 
+int fill_vq_info(PmdDevice& d, const std::vector<core::VqInfo>& info, rte_pmd_mlx5async_vq_info* vqs,
+                 unsigned n) {
+    unsigned k = 0;
+    for (const auto& v : info) {
+        if (v.phase == core::VqPhase::Absent) continue;
+        if (vqs && k < n)
+            vqs[k] = {v.index,   v.fw_state, v.error_type, v.hw_available_index, v.hw_used_index,
+                      v.obj_id, v.errors,   v.live,       d.core->irq_calls(v.index)};
+        k++;
+    }
+    return int(vqs ? std::min(k, n) : k);
+}
+
 rte_pmd_mlx5async_strategy to_c(core::Strategy s) {
     switch (s) {
     case core::Strategy::Async: return RTE_PMD_MLX5ASYNC_STRATEGY_ASYNC;
@@ -94,15 +107,41 @@ int rte_pmd_mlx5async_get_dev_info(rte_vdpa_device* dev, rte_pmd_mlx5async_dev_i
 int rte_pmd_mlx5async_get_vq_info(rte_vdpa_device* dev, rte_pmd_mlx5async_vq_info* vqs, unsigned n) {
     PmdDevice* d = dev_of(dev);
     if (!d) return -ENODEV;
-    unsigned k = 0;
-    for (const auto& v : d->core->vq_info()) {
-        if (v.phase == core::VqPhase::Absent) continue;
-        if (vqs && k < n)
-            vqs[k] = {v.index, v.fw_state, v.error_type, v.hw_available_index, v.hw_used_index,
-                      v.obj_id, v.errors, d->core->irq_calls(v.index)};
-        k++;
+    return fill_vq_info(*d, d->core->vq_info(), vqs, n);
+}
+
+int rte_pmd_mlx5async_query_vq_info(rte_vdpa_device* dev, rte_pmd_mlx5async_vq_info* vqs,
+                                    unsigned n) {
+    PmdDevice* d = dev_of(dev);
+    if (!d) return -ENODEV;
+    return fill_vq_info(*d, d->core->query_vq_info(), vqs, n);
+}
+
+int rte_pmd_mlx5async_get_ledger(rte_vdpa_device* dev, rte_pmd_mlx5async_ledger* l) {
+    static_assert(size_t(RTE_PMD_MLX5ASYNC_LEDGER_PHASES) == core::kLedgerPhases);
+    PmdDevice* d = dev_of(dev);
+    if (!d) return -ENODEV;
+    if (!l) return -EINVAL;
+    const auto s = d->core->ledger().snapshot();
+    *l = {};
+    l->stop_seq = s.stop_seq;
+    l->start_seq = s.start_seq;
+    for (size_t i = 0; i < core::kLedgerPhases; i++) {
+        l->mono_ns[i] = s.at[i].mono_ns;
+        l->wall_ns[i] = s.at[i].wall_ns;
     }
-    return int(vqs ? std::min(k, n) : k);
+    l->stop_rings = s.stop_rings;
+    l->logged_rings = s.logged_rings;
+    l->start_rings = s.start_rings;
+    l->regions_registered = s.regions;
+    l->notifiers_rc = s.notifiers_rc;
+    l->notifiers_tried = s.notifiers_tried;
+    return 0;
+}
+
+const char* rte_pmd_mlx5async_ledger_phase_name(rte_pmd_mlx5async_ledger_phase p) {
+    if (unsigned(p) >= core::kLedgerPhases) return nullptr;
+    return core::ledger_phase_name(core::LedgerPhase(p));
 }
 
 int rte_pmd_mlx5async_suspend(rte_vdpa_device* const devs[], unsigned n) {

@@ -16,6 +16,8 @@ struct rte_vdpa_device;
 namespace mlx5async::pmd {
 
 class VringStateCoalescer;
+class HostNotifiers;
+class LogFollower;
 
 struct PmdDevice {
     rte_vdev_device* vdev = nullptr;
@@ -23,8 +25,9 @@ struct PmdDevice {
     std::unique_ptr<core::Device> core;
     std::atomic<int> vid{-1};
     std::atomic<bool> configured{false};
-    std::atomic<bool> log_all{false};
     std::unique_ptr<VringStateCoalescer> coalescer;
+    std::unique_ptr<HostNotifiers> notifiers;  // null without a doorbell page
+    std::unique_ptr<LogFollower> log_follower;
     // Counter baselines for reset_stats, per virtq (survive reconfiguration).
     std::mutex stats_mu;
     std::vector<prm::VirtqCounters> stats_base;

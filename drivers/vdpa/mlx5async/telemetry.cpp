@@ -3,12 +3,18 @@
 //   /vdpa_mlx5async/info,<device>   backend, strategy, throttle, vhost id,
 //                                   last suspend/resume timing
 //   /vdpa_mlx5async/vqs,<device>    per virtq with an object: index, PRM
-//                                   state, hw indexes, errors (parallel arrays:
-//                                   DPDK 22.11 dicts hold arrays, not dicts)
+//                                   state, hw indexes (RDY ones queried from
+//                                   the device: live 1; others saved: live 0),
+//                                   errors (parallel arrays: DPDK 22.11 dicts
+//                                   hold arrays, not dicts)
+//   /vdpa_mlx5async/ledger,<device> the downtime ledger: when each phase of
+//                                   the last stop and start happened
+//                                   (core/ledger.hpp), monotonic and wall ns
 #include <rte_common.h>
 #include <rte_telemetry.h>
 
 #include <cstring>
+#include <string>
 
 #include "pmd_device.hpp"
 
@@ -63,9 +69,10 @@ int tel_info(const char*, const char* params, rte_tel_data* d) {
 int tel_vqs(const char*, const char* params, rte_tel_data* d) {
     PmdDevice* p = device_param(params);
     if (!p) return -EINVAL;
-    rte_tel_data* cols[6] = {};
-    const char* names[6] = {"index", "state", "hw_available_index", "hw_used_index", "errors",
-                            "interrupts"};
+    constexpr int kCols = 7;
+    rte_tel_data* cols[kCols] = {};
+    const char* names[kCols] = {"index", "state", "hw_available_index", "hw_used_index", "live",
+                                "errors", "interrupts"};
     for (auto& col : cols) {
         col = rte_tel_data_alloc();
         if (!col) {
@@ -74,17 +81,49 @@ int tel_vqs(const char*, const char* params, rte_tel_data* d) {
         }
         rte_tel_data_start_array(col, RTE_TEL_U64_VAL);
     }
-    for (const auto& v : p->core->vq_info()) {
+    for (const auto& v : p->core->query_vq_info()) {
         if (v.phase == core::VqPhase::Absent) continue;
         rte_tel_data_add_array_u64(cols[0], v.index);
         rte_tel_data_add_array_u64(cols[1], v.fw_state);
         rte_tel_data_add_array_u64(cols[2], v.hw_available_index);
         rte_tel_data_add_array_u64(cols[3], v.hw_used_index);
-        rte_tel_data_add_array_u64(cols[4], v.errors);
-        rte_tel_data_add_array_u64(cols[5], p->core->irq_calls(v.index));
+        rte_tel_data_add_array_u64(cols[4], v.live);
+        rte_tel_data_add_array_u64(cols[5], v.errors);
+        rte_tel_data_add_array_u64(cols[6], p->core->irq_calls(v.index));
     }
     rte_tel_data_start_dict(d);
-    for (int i = 0; i < 6; i++) rte_tel_data_add_dict_container(d, names[i], cols[i], 0);
+    for (int i = 0; i < kCols; i++) rte_tel_data_add_dict_container(d, names[i], cols[i], 0);
+    return 0;
+}
+
+uint64_t span_ns(const core::LedgerSnapshot& s, core::LedgerPhase a, core::LedgerPhase b) {
+    uint64_t x = s.at[size_t(a)].mono_ns, y = s.at[size_t(b)].mono_ns;
+    return x && y >= x ? y - x : 0;
+}
+
+int tel_ledger(const char*, const char* params, rte_tel_data* d) {
+    using P = core::LedgerPhase;
+    PmdDevice* p = device_param(params);
+    if (!p) return -EINVAL;
+    const auto s = p->core->ledger().snapshot();
+    rte_tel_data_start_dict(d);
+    rte_tel_data_add_dict_u64(d, "stop_seq", s.stop_seq);
+    rte_tel_data_add_dict_u64(d, "start_seq", s.start_seq);
+    for (size_t i = 0; i < core::kLedgerPhases; i++) {
+        std::string n = core::ledger_phase_name(P(i));
+        rte_tel_data_add_dict_u64(d, (n + "_ns").c_str(), s.at[i].mono_ns);
+        rte_tel_data_add_dict_u64(d, (n + "_wall_ns").c_str(), s.at[i].wall_ns);
+    }
+    rte_tel_data_add_dict_u64(d, "stop_ns", span_ns(s, P::StopRequested, P::UsedRingsLogged));
+    rte_tel_data_add_dict_u64(d, "suspend_ns", span_ns(s, P::SuspendIssued, P::SuspendDone));
+    rte_tel_data_add_dict_u64(d, "start_ns", span_ns(s, P::StartRequested, P::AllReady));
+    rte_tel_data_add_dict_u64(d, "conf_ns", span_ns(s, P::StartRequested, P::ConfReturned));
+    rte_tel_data_add_dict_u64(d, "stop_rings", s.stop_rings);
+    rte_tel_data_add_dict_u64(d, "logged_rings", s.logged_rings);
+    rte_tel_data_add_dict_u64(d, "start_rings", s.start_rings);
+    rte_tel_data_add_dict_u64(d, "regions_registered", s.regions);
+    rte_tel_data_add_dict_int(d, "notifiers_rc", s.notifiers_rc);
+    rte_tel_data_add_dict_u64(d, "notifiers_tried", s.notifiers_tried);
     return 0;
 }
 
@@ -97,7 +136,11 @@ RTE_INIT(mlx5async_telemetry_init) {
                                "Device backend, strategy, throttle, last suspend/resume timing. "
                                "Parameters: device name");
     rte_telemetry_register_cmd("/vdpa_mlx5async/vqs", tel_vqs,
-                               "Per-virtq state, hw indexes, errors and interrupts. Parameters: device name");
+                               "Per-virtq state, hw indexes (RDY: live), errors and interrupts. "
+                               "Parameters: device name");
+    rte_telemetry_register_cmd("/vdpa_mlx5async/ledger", tel_ledger,
+                               "The downtime ledger of the last device stop and start. "
+                               "Parameters: device name");
 }
 
 }  // namespace mlx5async::pmd

@@ -9,9 +9,10 @@
 #include <chrono>
 #include <cstring>
 
-#include "common/base/steady_clock.hpp"
 #include "common/prm/status.hpp"
+#include "host_notifiers.hpp"
 #include "log.hpp"
+#include "log_follower.hpp"
 #include "pmd_device.hpp"
 #include "vhost_guest.hpp"
 #include "vring_coalescer.hpp"
@@ -34,8 +35,6 @@ const char* const kStatNames[] = {
     "exceed max chain",     "invalid buffer",        "completion errors",
 };
 constexpr unsigned kNumStats = sizeof(kStatNames) / sizeof(kStatNames[0]);
-
-uint64_t now_ns() { return uint64_t(steady_now_ns()); }
 
 int fail_op(const char* op, int vid, const Error& e) {
     MLX5A_LOG(ERR, "vid %d: %s: %s", vid, op, prm::describe(e).c_str());
@@ -67,40 +66,18 @@ int get_protocol_features(rte_vdpa_device* vdpa, uint64_t* features) noexcept {
     return 0;
 }
 
-// Split-ring used ring: flags, idx, size x {id, len}, avail_event (virtio 2.7.8).
-constexpr uint64_t used_ring_bytes(uint16_t size) { return 2 + 2 + 8ull * size + 2; }
-
-// Hand each ring's indexes to vhost; with LOG_ALL, log every used ring dirty
-// (the device wrote them; QEMU must resend them). Returns the time spent.
-uint64_t hand_back(PmdDevice* d, int vid, const std::vector<core::RingIndexes>& rings) {
-    uint64_t t0 = now_ns();
-    for (const auto& r : rings) {
-        rte_vhost_set_vring_base(vid, r.ring, r.last_avail_idx, r.last_used_idx);
-        if (d->log_all) {
-            rte_vhost_vring vr{};
-            if (rte_vhost_get_vhost_vring(vid, r.ring, &vr) == 0 && vr.size)
-                rte_vhost_log_used_vring(vid, r.ring, 0, used_ring_bytes(vr.size));
-        }
-    }
-    return now_ns() - t0;
-}
-
 int dev_conf(int vid) noexcept {
     PmdDevice* d = find_device_by_vid(vid);
     if (!d) return -ENODEV;
+    d->core->ledger().mark(core::LedgerPhase::StartRequested);
     d->vid = vid;
     auto g = read_guest_config(vid);
     if (!g) return fail_op("dev_conf", vid, g.error());
-    d->log_all = (g->features & core::vfeat::LOG_ALL) != 0;
     auto r = d->core->configure(*g);
     if (!r) return fail_op("dev_conf", vid, r.error());
     d->configured = true;
-    if (d->core->has_notify_area()) {
-        // Frontends that take host notifiers kick the device directly;
-        // others (virtio_user) refuse and keep kicking through vhost.
-        int rc = rte_vhost_host_notifier_ctrl(vid, RTE_VHOST_QUEUE_ALL, true);
-        MLX5A_LOG(DEBUG, "vid %d: host notifiers %s (%d)", vid, rc == 0 ? "on" : "off", rc);
-    }
+    if (d->notifiers) d->notifiers->request(vid, d->core->ledger().snapshot().start_seq);
+    d->core->ledger().mark(core::LedgerPhase::ConfReturned);
     MLX5A_LOG(INFO, "vid %d: %s configured, %zu vrings", vid, d->core->name().c_str(),
               g->vrings.size());
     return 0;
@@ -109,12 +86,19 @@ int dev_conf(int vid) noexcept {
 int dev_close(int vid) noexcept {
     PmdDevice* d = find_device_by_vid(vid);
     if (!d) return -ENODEV;
+    core::Ledger& ledger = d->core->ledger();
+    ledger.mark(core::LedgerPhase::StopRequested);
+    if (d->notifiers) d->notifiers->cancel();  // never waited for here (host_notifiers.hpp)
     d->coalescer->flush_now();  // pending disables ride in this batch's wake
     d->configured = false;
     std::vector<core::RingIndexes> rings;
     auto r = d->core->close(rings);
     // Indexes go back for every ring, failed or not (last known-good).
-    d->core->set_vhost_ns(core::Op::Suspend, hand_back(d, vid, rings));
+    HandBack h = hand_back_rings(vid, rings, d->core->dirty_logging());
+    ledger.set_stop_rings(h.rings, h.logged);
+    ledger.mark(core::LedgerPhase::BasesHandedBack);
+    ledger.mark(core::LedgerPhase::UsedRingsLogged);
+    d->core->set_vhost_ns(core::Op::Suspend, h.bases_ns + h.log_ns);
     if (!r) return fail_op("dev_close", vid, r.error());
     return 0;
 }
@@ -122,6 +106,8 @@ int dev_close(int vid) noexcept {
 int dev_cleanup(int vid) noexcept {
     PmdDevice* d = find_device_by_vid(vid);
     if (!d) return -ENODEV;
+    if (d->notifiers) d->notifiers->wait_idle();  // vhost frees the device next
+    d->log_follower->stop();
     d->core->cleanup();
     d->vid = -1;
     return 0;
@@ -140,26 +126,24 @@ int set_vring_state(int vid, int vring, int state) noexcept {
     return 0;
 }
 
+// vhost: set_features, at a SET_FEATURES that changed them: LOG_ALL turned
+// on (migration start) or off. While it is on, the log follower keeps the
+// device on vhost's current log (log_follower.hpp).
 int set_features(int vid) noexcept {
     PmdDevice* d = find_device_by_vid(vid);
     if (!d) return -ENODEV;
     uint64_t features = 0;
     if (rte_vhost_get_negotiated_features(vid, &features) != 0) return -EINVAL;
-    bool on = (features & core::vfeat::LOG_ALL) != 0;
-    if (on == d->log_all) return 0;
-    core::DirtyLog log;
-    if (on) {
-        uint64_t base = 0, size = 0;
-        if (rte_vhost_get_log_base(vid, &base, &size) != 0 || !base) {
-            MLX5A_LOG(ERR, "vid %d: LOG_ALL without a log base (SET_LOG_BASE missing)", vid);
-            return -EINVAL;
-        }
-        log = {base, size, 12};  // vhost logs in 4 KiB pages
+    if (!(features & core::vfeat::LOG_ALL)) {
+        d->log_follower->stop();
+        auto r = d->core->set_dirty_logging(false, {});
+        return r ? 0 : fail_op("set_features (LOG_ALL off)", vid, r.error());
     }
-    auto r = d->core->set_dirty_logging(on, log);
+    auto log = vhost_dirty_log(vid);
+    if (!log) return fail_op("set_features (LOG_ALL)", vid, log.error());
+    auto r = d->core->set_dirty_logging(true, *log);
     if (!r) return fail_op("set_features (LOG_ALL)", vid, r.error());
-    d->log_all = on;
-    MLX5A_LOG(INFO, "vid %d: dirty logging %s", vid, on ? "on" : "off");
+    d->log_follower->start(vid, *log);
     return 0;
 }
 

@@ -2,6 +2,8 @@
 
 #include <rte_vhost.h>
 
+#include "common/base/steady_clock.hpp"
+
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -61,6 +63,32 @@ Result<core::GuestConfig> read_guest_config(int vid) {
         g.vrings.push_back(c);
     }
     return g;
+}
+
+namespace {
+
+// Split-ring used ring: flags, idx, size x {id, len}, avail_event (virtio 2.7.8).
+constexpr uint64_t used_ring_bytes(uint16_t size) { return 2 + 2 + 8ull * size + 2; }
+
+}  // namespace
+
+HandBack hand_back_rings(int vid, std::span<const core::RingIndexes> rings, bool log_used) {
+    HandBack h;
+    int64_t t0 = steady_now_ns();
+    for (const auto& r : rings)
+        if (rte_vhost_set_vring_base(vid, r.ring, r.last_avail_idx, r.last_used_idx) == 0) h.rings++;
+    int64_t t1 = steady_now_ns();
+    if (log_used) {
+        for (const auto& r : rings) {
+            rte_vhost_vring vr{};
+            if (rte_vhost_get_vhost_vring(vid, r.ring, &vr) != 0 || !vr.size) continue;
+            rte_vhost_log_used_vring(vid, r.ring, 0, used_ring_bytes(vr.size));
+            h.logged++;
+        }
+    }
+    h.bases_ns = uint64_t(t1 - t0);
+    h.log_ns = uint64_t(steady_now_ns() - t1);
+    return h;
 }
 
 }  // namespace mlx5async::pmd

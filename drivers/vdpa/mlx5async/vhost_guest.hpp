@@ -1,5 +1,9 @@
-// Reading the guest's configuration out of rte_vhost into core::GuestConfig.
+// The guest as rte_vhost sees it, both ways: its configuration read into
+// core::GuestConfig, and ring indexes handed back after a suspend.
 #pragma once
+
+#include <cstdint>
+#include <span>
 
 #include "common/base/result.hpp"
 #include "core/guest.hpp"
@@ -9,5 +13,17 @@ namespace mlx5async::pmd {
 // Features, memory regions and every vring (addresses translated to guest
 // physical through the memory table). `enabled` flags come from the core.
 Result<core::GuestConfig> read_guest_config(int vid);
+
+// Gives each ring's indexes to vhost (rte_vhost_set_vring_base: what the
+// frontend's GET_VRING_BASE returns) and, when `log_used` (LOG_ALL on), logs
+// each ring's whole used ring dirty: the device wrote it, and the frontend
+// must send those pages again (vhost: the order of DPDK's ifc stop). The one
+// implementation of the hand-back, for dev_close and for disabled rings.
+struct HandBack {
+    uint32_t rings = 0;   // indexes handed back
+    uint32_t logged = 0;  // used rings logged dirty
+    uint64_t bases_ns = 0, log_ns = 0;  // time in each step
+};
+HandBack hand_back_rings(int vid, std::span<const core::RingIndexes> rings, bool log_used);
 
 }  // namespace mlx5async::pmd

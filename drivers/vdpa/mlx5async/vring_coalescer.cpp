@@ -6,6 +6,7 @@
 #include "common/prm/status.hpp"
 #include "log.hpp"
 #include "pmd_device.hpp"
+#include "vhost_guest.hpp"
 
 namespace mlx5async::pmd {
 
@@ -46,8 +47,7 @@ void VringStateCoalescer::flush_locked(std::unique_lock<std::mutex>&) {
     if (!r) MLX5A_LOG(ERR, "%s: ring enable/disable batch: %s", dev_.core->name().c_str(),
                       prm::describe(r.error()).c_str());
     // Disabled rings hand their indexes to vhost now, as dev_close would.
-    for (const auto& ri : disabled)
-        rte_vhost_set_vring_base(vid_, ri.ring, ri.last_avail_idx, ri.last_used_idx);
+    hand_back_rings(vid_, disabled, dev_.core->dirty_logging());
 }
 
 void VringStateCoalescer::run(std::stop_token st) {
