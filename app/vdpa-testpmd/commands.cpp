@@ -16,6 +16,7 @@
 
 #include "cmd_table.hpp"
 #include "cycles.hpp"
+#include "ledger_report.hpp"
 #include "report.hpp"
 #include "trace.hpp"
 
@@ -55,6 +56,11 @@ void cmd_detach(App& app, const Words& w) {
 void cmd_show_device(App& app, const Words& w) {
     for (Port* p : app.select(w.w[2]))
         print_device(app, *p);
+}
+
+void cmd_show_ledger(App& app, const Words& w) {
+    for (Port* p : app.select(w.w[2]))
+        print_ledger(*p);
 }
 
 void do_op(App& app, const char* word, rte_pmd_mlx5async_op op) {
@@ -222,6 +228,9 @@ const std::vector<CommandSpec>& specs() {
          "detach <dev|all>: close the device's socket", cmd_detach},
         {{{Tok::Keyword, "show"}, {Tok::Keyword, "device"}, {Tok::DevAll, nullptr}},
          "show device <dev|all>: state and hw indexes of every virtq", cmd_show_device},
+        {{{Tok::Keyword, "show"}, {Tok::Keyword, "ledger"}, {Tok::DevAll, nullptr}},
+         "show ledger <dev|all>: when each step of the last device stop and start happened",
+         cmd_show_ledger},
         {{{Tok::Keyword, "suspend"}, {Tok::DevAll, nullptr}},
          "suspend <dev|all>: suspend every RDY virtq (one batch)", cmd_suspend},
         {{{Tok::Keyword, "resume"}, {Tok::DevAll, nullptr}},

@@ -11,6 +11,7 @@
 #include <rte_vhost.h>
 
 #include "json.hpp"
+#include "ledger_report.hpp"
 
 namespace vdpa_testpmd {
 
@@ -80,23 +81,25 @@ void print_device(App& app, Port& p) {
     printf("  socket: %s  vid: %d  frontend: %s  connections: %" PRIu64 "\n",
            p.attached ? p.socket.c_str() : "-", vid,
            vid < 0 ? "none" : (app.is_ready(p) ? "ready" : "connected"), connections);
+    // RDY virtqs are queried: their indexes move while they run.
     std::vector<VqInfo> vqs(std::max(info.max_queues, info.queues) + 1);
-    int n = rte_pmd_mlx5async_get_vq_info(p.dev, vqs.data(), unsigned(vqs.size()));
+    int n = rte_pmd_mlx5async_query_vq_info(p.dev, vqs.data(), unsigned(vqs.size()));
     if (n < 0) {
         printf("error: %s: virtq info unavailable (%d)\n", p.name.c_str(), n);
         return;
     }
-    printf("  %-5s %-8s %-5s %9s %9s %10s %7s %10s\n", "vq", "state", "err", "hw_avail", "hw_used",
-           "obj_id", "errors", "interrupts");
+    printf("  %-5s %-8s %-5s %9s %9s %-6s %10s %7s %10s\n", "vq", "state", "err", "hw_avail",
+           "hw_used", "idx", "obj_id", "errors", "interrupts");
     for (int i = 0; i < n; i++) {
         const auto& v = vqs[i];
-        printf("  %-5u %-8s %-5s %9u %9u 0x%08" PRIx32 " %7" PRIu32 " %10" PRIu64 "\n", v.index,
-               vq_state_name(v.fw_state),
+        printf("  %-5u %-8s %-5s %9u %9u %-6s 0x%08" PRIx32 " %7" PRIu32 " %10" PRIu64 "\n",
+               v.index, vq_state_name(v.fw_state),
                v.fw_state == RTE_PMD_MLX5ASYNC_VQ_STATE_ERR ? std::to_string(v.error_type).c_str()
                                                             : "-",
-               v.hw_available_index, v.hw_used_index, v.obj_id, v.errors, v.interrupts);
+               v.hw_available_index, v.hw_used_index, v.live ? "live" : "saved", v.obj_id, v.errors,
+               v.interrupts);
     }
-    printf("  %d virtq(s)\n", n);
+    printf("  %d virtq(s); idx: live = queried now, saved = as of the last suspend or start\n", n);
 }
 
 void print_stats(App& app, Port& p, int queue) {
@@ -258,7 +261,7 @@ int write_json(App& app, const std::string& file) {
     JsonWriter w(f);
     w.begin_object();
     w.field("tool", "vdpa-testpmd");
-    w.field("schema_version", uint64_t(1));
+    w.field("schema_version", uint64_t(2));
     w.field("profile", ri.profile.c_str());
     w.field("devices", uint64_t(app.ports.size()));
     w.field("queues", ri.queues);
@@ -283,6 +286,11 @@ int write_json(App& app, const std::string& file) {
         }
     }
     w.end_array();
+    w.key("ledger");
+    std::vector<Port*> ports;
+    for (auto& p : app.ports)
+        ports.push_back(p.get());
+    json_ledger(w, ports);
     w.end_object();
     bool ok = w.finish();
     if (fclose(f) != 0 || !ok) {

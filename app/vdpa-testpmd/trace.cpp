@@ -70,6 +70,22 @@ const char* op_name(unsigned op) {
                                                : "other";
 }
 
+// What a command's batch was for (rte_pmd_mlx5async_batch).
+const char* batch_name(unsigned b) {
+    switch (b) {
+    case RTE_PMD_MLX5ASYNC_BATCH_SUSPEND: return "suspend";
+    case RTE_PMD_MLX5ASYNC_BATCH_RESUME: return "resume";
+    case RTE_PMD_MLX5ASYNC_BATCH_SETUP: return "setup";
+    case RTE_PMD_MLX5ASYNC_BATCH_MEMORY: return "memory";
+    case RTE_PMD_MLX5ASYNC_BATCH_DIRTY_LOG: return "dirty_log";
+    case RTE_PMD_MLX5ASYNC_BATCH_COUNTERS: return "counters";
+    case RTE_PMD_MLX5ASYNC_BATCH_TEARDOWN: return "teardown";
+    case RTE_PMD_MLX5ASYNC_BATCH_RECOVERY: return "recovery";
+    case RTE_PMD_MLX5ASYNC_BATCH_QUERY: return "query";
+    }
+    return "other";
+}
+
 }  // namespace
 
 void Trace::start(const std::vector<Port*>& ports) {
@@ -129,7 +145,7 @@ void Trace::add_span(const Port& p, const rte_pmd_mlx5async_cmd_span& s) {
     snprintf(args, sizeof(args),
              "{\"status\":\"%s\",\"status_code\":%u,\"opcode\":\"0x%x\",\"obj_id\":%" PRIu32
              ",\"queue\":%d,\"batch\":\"%s\"}",
-             status_name(s.status), s.status, s.opcode, s.obj_id, s.queue, op_name(s.op));
+             status_name(s.status), s.status, s.opcode, s.obj_id, s.queue, batch_name(s.op));
     uint64_t end = std::max(s.end_ns, s.submit_ns);
     events_.push_back({opcode_name(s.opcode), "fw", args, p.index + 1, tid, s.submit_ns,
                        end - s.submit_ns});
@@ -185,6 +201,39 @@ void Trace::record_op(const std::vector<Port*>& ps, rte_pmd_mlx5async_op op,
     }
 }
 
+// The ledger's last stop and start of the device (ledger_report.hpp), each
+// on its own track: a span per record, and inside it a span per phase from
+// the phase before.
+void Trace::add_ledger(const Port& p) {
+    rte_pmd_mlx5async_ledger l{};
+    if (rte_pmd_mlx5async_get_ledger(p.dev, &l) < 0)
+        return;
+    const unsigned halves[3] = {RTE_PMD_MLX5ASYNC_LEDGER_STOP_REQUESTED,
+                                RTE_PMD_MLX5ASYNC_LEDGER_START_REQUESTED,
+                                RTE_PMD_MLX5ASYNC_LEDGER_PHASES};
+    for (int h = 0; h < 2; h++) {
+        uint64_t first = l.mono_ns[halves[h]], last = first;
+        if (first < t0_ns_)
+            continue;  // before this trace started, or never
+        uint64_t prev = first;
+        for (unsigned i = halves[h] + 1; i < halves[h + 1]; i++) {
+            uint64_t t = l.mono_ns[i];
+            if (!t || t < prev)
+                continue;
+            auto name = rte_pmd_mlx5async_ledger_phase_name(rte_pmd_mlx5async_ledger_phase(i));
+            events_.push_back({name, "ledger", "{}", p.index + 1, kLedgerTid + h, prev, t - prev});
+            prev = last = t;
+        }
+        events_.push_back({h == 0 ? "device stop" : "device start", "ledger", "{}", p.index + 1,
+                           kLedgerTid + h, first, last - first});
+        if (tids_.size() <= p.index)
+            tids_.resize(p.index + 1);
+        auto& t = tids_[p.index];
+        if (std::find(t.begin(), t.end(), kLedgerTid + h) == t.end())
+            t.push_back(kLedgerTid + h);
+    }
+}
+
 // Perfetto names the tracks from these metadata events.
 void Trace::write_track_names(JsonWriter& w, const std::vector<Port*>& ports) const {
     for (size_t pid = 0; pid < tids_.size(); pid++) {
@@ -196,7 +245,9 @@ void Trace::write_track_names(JsonWriter& w, const std::vector<Port*>& ports) co
         for (int tid : tids_[pid]) {
             std::string n = tid == 0 ? "driver phases"
                             : tid == kOtherTid ? "device commands"
-                                               : "vq " + std::to_string(tid - 1);
+                            : tid == kLedgerTid ? "ledger: device stop"
+                            : tid == kLedgerTid + 1 ? "ledger: device start"
+                                                    : "vq " + std::to_string(tid - 1);
             w.metadata(unsigned(pid + 1), tid, "thread_name", n.c_str());
             w.metadata_sort(unsigned(pid + 1), tid);
         }
@@ -207,6 +258,9 @@ int Trace::save(const std::string& file, const std::vector<Port*>& ports) {
     if (active_)
         for (Port* p : ports)
             drain(*p);
+    const size_t before_ledger = events_.size();
+    for (Port* p : ports)
+        add_ledger(*p);
     FILE* f = fopen(file.c_str(), "w");
     if (f == nullptr) {
         printf("error: cannot write trace file %s: %s\n", file.c_str(), strerror(errno));
@@ -232,6 +286,7 @@ int Trace::save(const std::string& file, const std::vector<Port*>& ports) {
     w.end_array();
     w.end_object();
     bool ok = w.finish();
+    events_.resize(before_ledger);  // read anew at the next save
     if (fclose(f) != 0 || !ok) {
         printf("error: writing trace file %s failed\n", file.c_str());
         return -EIO;

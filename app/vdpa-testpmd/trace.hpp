@@ -16,8 +16,10 @@ class JsonWriter;
 class Trace {
 public:
     // Tracks: one process (pid) per device, tid 0 for the driver phases,
-    // tid 1 + q for virtq q, kOtherTid for commands without a virtq.
+    // tid 1 + q for virtq q, kOtherTid for commands without a virtq,
+    // kLedgerTid and kLedgerTid + 1 for the downtime ledger.
     static constexpr int kOtherTid = 100000;
+    static constexpr int kLedgerTid = 100001;  // the ledger's stop; + 1 its start
 
     bool active() const { return active_; }
     // Enables command tracing on every device and drops older events.
@@ -43,6 +45,7 @@ private:
     void drain(Port& p);
     void write_track_names(JsonWriter& w, const std::vector<Port*>& ports) const;
     void add_span(const Port& p, const rte_pmd_mlx5async_cmd_span& s);
+    void add_ledger(const Port& p);
     bool active_ = false;
     uint64_t t0_ns_ = 0;
     std::vector<Event> events_;

@@ -1,0 +1,17 @@
+// vdpa-testpmd: the PMD's downtime ledger (rte_pmd_mlx5async_get_ledger) as
+// a table (`show ledger`), in the --json results and in the trace.
+#pragma once
+
+#include <vector>
+
+#include "app.hpp"
+
+namespace vdpa_testpmd {
+
+class JsonWriter;
+
+void print_ledger(Port& p);
+// "ledger": one object per device (results.schema.json).
+void json_ledger(JsonWriter& w, const std::vector<Port*>& ports);
+
+}  // namespace vdpa_testpmd
