@@ -1,0 +1,278 @@
+#!/usr/bin/env python3
+"""Live migration under the real hypervisor: Debian's QEMU (TCG) moves a
+Linux guest with 1 or 16 queue pairs between two vdpa-testpmd hosts, each
+an mlx5async device on an emulated ConnectX-7. The guest loops ICMP through
+every queue pair (tools/guest/init). Each case asserts properties only:
+ring bases on the wire and in the device, traffic on the destination,
+identical guest memory, clean logs, processes that finish.
+
+  test_migration.py CASE --app vdpa-testpmd --guest-dir .cache/guest
+"""
+import argparse
+import filecmp
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+
+top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+sys.path.insert(0, os.path.join(top, "tools", "migration"))
+import qemu as qemu_mod  # noqa: E402
+from session import LEDGER_START, LEDGER_STOP, QEMU_EXPECTED, Testbed, vdev  # noqa: E402
+
+PAGE = 4096
+SUSPEND = 2  # PRM virtq state
+# Expected lines, each with where and why:
+HOST_EXPECTED = [
+    r"-FAILED: 0",  # vhost lists the status bits, FAILED among them
+]
+# vhost on the source, at each SET_VRING_ADDR of migration start: its own
+# copy of a ring's used index is stale while the device runs the ring (the
+# device hands back the real one at the stop).
+SOURCE_EXPECTED = HOST_EXPECTED + [r"last_used_idx \(\d+\) and vq->used->idx \(\d+\) mismatches",
+                                   r"some packets maybe resent"]
+
+
+def check_bases(m, rings, started=True):
+    """For every ring: the source's GET_VRING_BASE answer (vhost's log) =
+    the destination's SET_VRING_BASE (when its device `started`) = the
+    suspended device's indexes."""
+    got = m.src_host.get_bases(m.src_mark)
+    put = m.dst_host.set_bases(m.dst_mark)
+    dev = m.src_host.vqs()
+    for r in range(rings):
+        assert r in got, f"ring {r}: no GET_VRING_BASE answer on the source (got {sorted(got)})"
+        if started:
+            assert r in put, f"ring {r}: no SET_VRING_BASE on the destination (got {sorted(put)})"
+            assert put[r] == (got[r], got[r]), \
+                f"ring {r}: source answered {got[r]}, destination set {put[r]}"
+        v = dev[r]
+        assert v["state"] == SUSPEND, f"ring {r}: source virtq in state {v['state']}, not SUSPEND"
+        assert v["hw_available_index"] == got[r], \
+            f"ring {r}: device suspended at avail {v['hw_available_index']}, vhost answered {got[r]}"
+        assert v["hw_used_index"] == got[r], \
+            f"ring {r}: device suspended at used {v['hw_used_index']} (avail {got[r]})"
+
+
+def check_ledgers(m, rings):
+    src, dst = m.src_ledger, m.dst_ledger
+    times = [src[p + "_ns"] for p in LEDGER_STOP]
+    assert all(times) and times == sorted(times), f"source stop phases out of order: {src}"
+    assert src["stop_rings"] == rings and src["logged_rings"] == rings, src
+    if dst:
+        times = [dst[p + "_ns"] for p in LEDGER_START]
+        assert all(times) and times == sorted(times), f"destination start phases out of order: {dst}"
+        assert dst["start_rings"] == rings, dst
+
+
+def totals(line):
+    return sum(line[1].values()), sum(line[2].values())
+
+
+def check_traffic(vm, lines=3, timeout=120):
+    """The guest's rx keeps growing, and every queue pair whose TX queue
+    sent gets its packets back on its RX queue."""
+    first = len(vm.stats())
+    s = vm.wait_stats(first, lines, timeout)
+    a, b = s[first], s[-1]
+    assert totals(b)[0] > totals(a)[0], f"{vm.name}: rx did not grow: {a} -> {b}"
+    for q in b[2]:
+        if b[2][q] > a[2].get(q, 0):
+            assert b[1].get(q, 0) > a[1].get(q, 0), f"{vm.name}: queue {q} sent but received nothing"
+
+
+def check_clean(m):
+    bad = m.src_host.bad_lines(m.src_mark, SOURCE_EXPECTED) + \
+        m.dst_host.bad_lines(m.dst_mark, HOST_EXPECTED)
+    assert not bad, "error lines in the hosts:\n" + "\n".join(bad)
+    for vm in (m.src_vm, m.dst_vm):
+        msgs = [l for l in vm.qemu_messages() if not any(re.search(x, l) for x in QEMU_EXPECTED)]
+        assert not msgs, f"{vm.name}: QEMU said:\n" + "\n".join(msgs)
+
+
+def one_migration(bed, strategy, page_per_vq=False):
+    qp = bed.queue_pairs
+    src = bed.host("src", vdev(qp, strategy))
+    dst = bed.host("dst", vdev(qp, strategy))
+    vm = bed.boot(src, page_per_vq=page_per_vq)
+    check_traffic(vm, 2)
+    m = bed.migrate(vm, src, dst, page_per_vq=page_per_vq)
+    check_bases(m, 2 * qp)
+    check_ledgers(m, 2 * qp)
+    check_traffic(m.dst_vm)
+    check_clean(m)
+    return m
+
+
+def case_pairs(qp, strategy):
+    def run(a):
+        with Bed(a, qp) as bed:
+            m = one_migration(bed, strategy)
+            notif = m.dst_ledger["notifiers_tried"], m.dst_ledger["notifiers_rc"]
+            # Without page-per-vq QEMU refuses host notifiers: kicks go through the relay.
+            assert notif[0] and notif[1] != 0, f"host notifiers {notif}"
+            print(f"migrated: downtime {m.downtime_ms():.0f} ms, device stop {m.stop_ms():.3f} ms, "
+                  f"start {m.start_ms():.3f} ms")
+    return run
+
+
+def case_dirty_log(a):
+    """With the destination paused (-S) its device never starts, so after
+    the migration both guests' RAM must be identical page for page: every
+    page the source's device wrote during the pre-copy (RX buffers, used
+    rings) was logged dirty and sent again."""
+    with Bed(a, 16) as bed:
+        src = bed.host("src", vdev(16, "async"))
+        dst = bed.host("dst", vdev(16, "async"))
+        vm = bed.boot(src)
+        check_traffic(vm, 2)
+        # A slow pre-copy (~2 s): the device writes many pages after QEMU sent them.
+        m = bed.migrate(vm, src, dst, paused=True, max_bandwidth=48 << 20)
+        check_bases(m, 32, started=False)
+        assert not m.dst_host.set_bases(m.dst_mark), "the paused destination started its device"
+        check_ledgers(m, 32)
+        dumps = []
+        for side in (m.src_vm, m.dst_vm):
+            path = os.path.join(bed.workdir, f"{side.name}.ram")
+            side.qmp.cmd("pmemsave", val=0, size=256 << 20, filename=path)
+            dumps.append(path)
+        if not filecmp.cmp(dumps[0], dumps[1], shallow=False):
+            with open(dumps[0], "rb") as f0, open(dumps[1], "rb") as f1:
+                diff = []
+                page = 0
+                while True:
+                    x, y = f0.read(PAGE), f1.read(PAGE)
+                    if not x and not y:
+                        break
+                    if x != y:
+                        diff.append(page)
+                    page += 1
+            raise AssertionError(f"{len(diff)} guest pages differ after migration, e.g. GPA "
+                                 + ", ".join(hex(p * PAGE) for p in diff[:8]))
+        assert m.src_host.get_bases(m.src_mark), "no ring stopped on the source"
+        check_clean(m)
+        print(f"guest RAM identical ({(256 << 20) // PAGE} pages)")
+
+
+def case_ping_pong(a):
+    """Three migrations back and forth with host notifiers on
+    (page-per-vq=on): each host serves the next frontend after its guest
+    left."""
+    with Bed(a, 16) as bed:
+        hosts = [bed.host("h0", vdev(16, "async")), bed.host("h1", vdev(16, "async"))]
+        vm = bed.boot(hosts[0], page_per_vq=True)
+        check_traffic(vm, 2)
+        for i in range(3):
+            src, dst = hosts[i % 2], hosts[(i + 1) % 2]
+            m = bed.migrate(vm, src, dst, page_per_vq=True)
+            check_bases(m, 32)
+            check_ledgers(m, 32)
+            check_traffic(m.dst_vm)
+            assert m.dst_ledger["notifiers_tried"] and m.dst_ledger["notifiers_rc"] == 0, \
+                f"migration {i + 1}: host notifiers not on: {m.dst_ledger}"
+            check_clean(m)
+            vm.terminate()  # the source QEMU quits, as after a real migration
+            vm = m.dst_vm
+            print(f"migration {i + 1}: {src.name} -> {dst.name}, downtime {m.downtime_ms():.0f} ms")
+
+
+def case_kill_during_conf(a):
+    """The destination QEMU gets SIGTERM while its device start runs on slow
+    firmware: QEMU then stops vhost, sending GET_VRING_BASE during our
+    dev_conf, with the host notifiers' slave-channel message pending. QEMU
+    and the host both finish; the host then serves the next frontend: the
+    source resumes and migrates there."""
+    slow = "emu_modify_us=100000,timeout_ms=30000"  # 32 sequential MODIFYs: a 3 s dev_conf
+    with Bed(a, 16) as bed:
+        src = bed.host("src", vdev(16, "async"))
+        dst = bed.host("dst", vdev(16, "sequential", slow))
+        vm = bed.boot(src, page_per_vq=True)
+        check_traffic(vm, 2)
+        before, mark = dst.ledger(), dst.mark()
+        victim = bed.begin(vm, dst, page_per_vq=True)
+        led = wait_until(lambda: dst.ledger(), lambda l: l["start_seq"] > before["start_seq"],
+                         240, "the destination's dev_conf to begin")
+        assert not led["all_ready_ns"], "dev_conf already finished: firmware not slow enough"
+        rc = victim.terminate(timeout=60)
+        assert rc == 0, f"destination QEMU exited {rc}"
+        led = wait_until(lambda: dst.ledger(), lambda l: l["stop_seq"] > before["stop_seq"], 60,
+                         "the destination's device stop after the kill")
+        assert dst.alive(), "destination host died"
+        assert led["start_seq"] == before["start_seq"] + 1, led
+        bad = dst.bad_lines(mark, HOST_EXPECTED)
+        assert not bad, "error lines on the destination host:\n" + "\n".join(bad)
+        # The source's migration completed, but the guest lives on there.
+        vm.qmp.cmd("cont")
+        check_traffic(vm, 2)
+        m = bed.migrate(vm, src, dst, page_per_vq=True)
+        check_bases(m, 32)
+        check_ledgers(m, 32)
+        check_traffic(m.dst_vm)
+        check_clean(m)
+        print(f"destination killed during dev_conf; next migration downtime {m.downtime_ms():.0f} ms")
+
+
+def wait_until(get, pred, timeout, what):
+    end = time.monotonic() + timeout
+    while True:
+        v = get()
+        if pred(v):
+            return v
+        if time.monotonic() > end:
+            raise AssertionError(f"no {what} within {timeout}s: {v}")
+        time.sleep(0.02)
+
+
+class Bed:
+    """A Testbed in a private folder, closed (every process killed, the
+    folder removed) whatever happened."""
+
+    def __init__(self, a, queue_pairs):
+        self.wd = tempfile.mkdtemp(prefix="mlx5a-mig-")
+        os.chmod(self.wd, 0o700)
+        self.bed = Testbed(a.app, a.guest_dir, self.wd, queue_pairs)
+
+    def __enter__(self):
+        return self.bed
+
+    def __exit__(self, exc_type, exc, tb):
+        self.bed.close()
+        if exc_type is None:
+            shutil.rmtree(self.wd, ignore_errors=True)
+        else:
+            print(f"logs kept in {self.wd}")
+        return False
+
+
+CASES = {
+    "pairs1-async": case_pairs(1, "async"),
+    "pairs1-sequential": case_pairs(1, "sequential"),
+    "pairs16-async": case_pairs(16, "async"),
+    "pairs16-sequential": case_pairs(16, "sequential"),
+    "dirty-log": case_dirty_log,
+    "ping-pong": case_ping_pong,
+    "kill-during-conf": case_kill_during_conf,
+}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("case", choices=sorted(CASES))
+    ap.add_argument("--app", required=True)
+    ap.add_argument("--guest-dir", required=True)
+    ap.add_argument("--qemu", default="qemu-system-x86_64")
+    a = ap.parse_args()
+    if not shutil.which(a.qemu):
+        sys.exit(f"{a.qemu} not found: tools/setup installs Debian's qemu-system-x86")
+    for f in ("vmlinuz", "initrd.gz"):
+        if not os.path.exists(os.path.join(a.guest_dir, f)):
+            sys.exit(f"no guest in {a.guest_dir}: tools/setup builds it (tools/guest/build)")
+    qemu_mod.QEMU = a.qemu
+    CASES[a.case](a)
+    print(f"{a.case}: ok")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,155 @@
+"""A migration host: vdpa-testpmd serving one mlx5async device on a
+vhost-user socket (server mode), read through its log and DPDK's telemetry
+socket (the PMD's /vdpa_mlx5async/* endpoints). Standard library only."""
+import itertools
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import time
+
+EAL = ["--no-huge", "-m", "512", "--no-pci"]
+# Levels the checks read: the PMD's info lines, and vhost's, which name the
+# ring bases on the wire (GET_VRING_BASE / SET_VRING_BASE).
+LOG_LEVELS = ["--log-level", "pmd.vdpa.mlx5async:info", "--log-level", "lib.vhost.config:info"]
+
+_seq = itertools.count()
+
+# vhost (lib/vhost/vhost_user.c): the GET_VRING_BASE answer, and the base a
+# SET_VRING_BASE stored.
+GET_BASE = re.compile(r"vring base idx:(\d+) file:(\d+)")
+SET_BASE = re.compile(r"vring base idx:(\d+) last_used_idx:(\d+) last_avail_idx:(\d+)")
+# Lines that mean something went wrong: the PMD's own warnings and errors,
+# and vhost's failures (its lines carry no level).
+_BAD = re.compile(r"mlx5async: (error|warning):|fail|error|invalid|mismatch", re.IGNORECASE)
+
+
+class Telemetry:
+    """DPDK's telemetry v2 socket of one EAL process."""
+
+    def __init__(self, prefix):
+        self.path = f"/var/run/dpdk/{prefix}/dpdk_telemetry.v2"
+
+    def query(self, cmd, timeout=30):
+        end = time.monotonic() + timeout
+        while True:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            try:
+                s.settimeout(timeout)
+                s.connect(self.path)
+                hello = json.loads(s.recv(65536))
+                s.send(cmd.encode())
+                reply = b""
+                while True:  # one message, unless it was longer than max_output_len
+                    chunk = s.recv(hello.get("max_output_len", 16384) + 1)
+                    reply += chunk
+                    try:
+                        return json.loads(reply)[cmd.split(",")[0]]
+                    except ValueError:
+                        if not chunk:
+                            raise
+            except (FileNotFoundError, ConnectionRefusedError):
+                if time.monotonic() > end:
+                    raise AssertionError(f"no telemetry socket {self.path}")
+                time.sleep(0.1)
+            finally:
+                s.close()
+
+
+class Host:
+    """vdpa-testpmd with `vdev`; its socket is `<workdir>/<name>-vhost0`."""
+
+    def __init__(self, app, workdir, name, vdev, extra_eal=()):
+        self.name = name
+        self.prefix = f"mlx5a-mig-{os.getpid()}-{next(_seq)}-{name}"
+        self.log_path = os.path.join(workdir, f"{name}-host.log")
+        iface = os.path.join(workdir, f"{name}-vhost")
+        self.socket = iface + "0"
+        argv = [app] + EAL + ["--file-prefix", self.prefix, "--vdev", vdev] + LOG_LEVELS + \
+            list(extra_eal) + ["--", "--iface", iface, "--auto-start"]
+        self._log = open(self.log_path, "w")
+        self.p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self._log,
+                                  stderr=subprocess.STDOUT, start_new_session=True)
+        self.telemetry = Telemetry(self.prefix)
+        self.wait_line(lambda l: "attached to" in l, 60, "socket attached")
+        self.device = "vdpa_mlx5async0"
+
+    def lines(self):
+        with open(self.log_path, errors="replace") as f:
+            return f.read().splitlines()
+
+    def mark(self):
+        """Position in the log; later checks read only what follows it."""
+        return len(self.lines())
+
+    def wait_line(self, pred, timeout, what, since=0):
+        end = time.monotonic() + timeout
+        while True:
+            lines = self.lines()
+            for line in lines[since:]:
+                if pred(line):
+                    return line
+            if self.p.poll() is not None or time.monotonic() > end:
+                raise AssertionError(f"{self.name}: no log line: {what} within {timeout}s "
+                                     f"(host {'running' if self.p.poll() is None else 'exited'}); "
+                                     "log:\n" + "\n".join(lines[-40:]))
+            time.sleep(0.05)
+
+    def bad_lines(self, since=0, allowed=()):
+        """Error and warning lines after `since`, except those matching one
+        of the `allowed` patterns (expected ones, said where they are used)."""
+        out = []
+        for line in self.lines()[since:]:
+            if _BAD.search(line) and not any(re.search(a, line) for a in allowed):
+                out.append(line)
+        return out
+
+    def get_bases(self, since=0):
+        """ring -> base vhost answered GET_VRING_BASE with (the last one)."""
+        return {int(m.group(1)): int(m.group(2))
+                for m in (GET_BASE.search(l) for l in self.lines()[since:]) if m}
+
+    def set_bases(self, since=0):
+        """ring -> (last_avail_idx, last_used_idx) vhost stored at SET_VRING_BASE."""
+        return {int(m.group(1)): (int(m.group(3)), int(m.group(2)))
+                for m in (SET_BASE.search(l) for l in self.lines()[since:]) if m}
+
+    def vqs(self):
+        """Per virtq with an object: {index: {state, hw_available_index, ...}},
+        RDY ones queried live from the device."""
+        t = self.telemetry.query(f"/vdpa_mlx5async/vqs,{self.device}")
+        keys = [k for k in t if isinstance(t[k], list)]
+        return {t["index"][i]: {k: t[k][i] for k in keys} for i in range(len(t["index"]))}
+
+    def ledger(self):
+        return self.telemetry.query(f"/vdpa_mlx5async/ledger,{self.device}")
+
+    def info(self):
+        return self.telemetry.query(f"/vdpa_mlx5async/info,{self.device}")
+
+    def alive(self):
+        return self.p.poll() is None
+
+    def stop(self, timeout=60):
+        """SIGTERM: the app closes its sockets and exits (0 when nothing failed)."""
+        if self.alive():
+            self.p.send_signal(signal.SIGTERM)
+        try:
+            rc = self.p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise AssertionError(f"{self.name}: vdpa-testpmd did not exit within {timeout}s")
+        self._log.close()
+        return rc
+
+    def kill(self):
+        if self.alive():
+            try:
+                os.killpg(self.p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.p.wait(10)
+        if not self._log.closed:
+            self._log.close()

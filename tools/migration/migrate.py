@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""./run migrate: one Linux guest with 16 queue pairs live-migrates between
+two vdpa-testpmd hosts (mlx5async on an emulated ConnectX-7), once per
+strategy and run, strategies alternating so that they share the machine's
+conditions. QEMU's return-path capability is on, so its downtime figure
+includes the destination's device start. Prints, per strategy, the medians
+(and ranges) of QEMU's downtime and total time, the source's device stop,
+the destination's device start and the rest of the downtime; writes
+out/migrate/migrate.json and out/migrate/timeline.svg (one lane per host:
+QEMU's events and the PMD's downtime ledger on one time axis).
+
+usage: migrate.py BUILD_DIR GUEST_DIR [--runs 3] [--strategies sequential,async]
+                  [--queue-pairs 16] [--out DIR]
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from qemu import Vm  # noqa: E402,F401  (Testbed boots them)
+from session import Testbed, vdev  # noqa: E402
+import timeline  # noqa: E402
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def qmp_time(events, name, status=None):
+    for e in events:
+        if e["event"] == name and (status is None or e["data"].get("status") == status):
+            return e["time"]
+    return None
+
+
+def record(m, strategy, run):
+    """One migration's numbers (ms) and its events on the wall clock (s).
+    Network downtime: from the source device's stop request (the first
+    GET_VRING_BASE) to every destination virtq RDY, both hosts' ledgers on
+    this machine's one wall clock."""
+    stop, start = m.stop_ms(), m.start_ms()
+    down = m.downtime_ms()
+    ev = {
+        "source_stop": qmp_time(m.src_events, "STOP"),
+        "source_completed": qmp_time(m.src_events, "MIGRATION", "completed"),
+        "destination_completed": qmp_time(m.dst_events, "MIGRATION", "completed"),
+        "destination_resume": qmp_time(m.dst_events, "RESUME"),
+    }
+    # QEMU's downtime ends when the source completes; it began that long before.
+    ev["downtime_start"] = ev["source_completed"] - down / 1e3
+    led_src = {k[:-8]: v / 1e9 for k, v in m.src_ledger.items() if k.endswith("_wall_ns") and v}
+    led_dst = {k[:-8]: v / 1e9 for k, v in m.dst_ledger.items() if k.endswith("_wall_ns") and v}
+    network = (led_dst["all_ready"] - led_src["stop_requested"]) * 1e3
+    return {
+        "strategy": strategy, "run": run,
+        "downtime_ms": down, "network_downtime_ms": network, "total_ms": m.total_ms(),
+        "setup_ms": float(m.info.get("setup-time", 0)),
+        "source_stop_ms": stop, "destination_start_ms": start, "rest_ms": network - stop - start,
+        "source_suspend_ms": m.src_ledger.get("suspend_ns", 0) / 1e6,
+        "destination_conf_ms": m.dst_ledger.get("conf_ns", 0) / 1e6,
+        "rings": m.src_ledger.get("stop_rings", 0),
+        "qemu_events": ev, "source_ledger": led_src, "destination_ledger": led_dst,
+    }
+
+
+def one(args, strategy, run, wd):
+    bed = Testbed(args.app, args.guest_dir, wd, args.queue_pairs)
+    try:
+        src = bed.host("src", vdev(args.queue_pairs, strategy))
+        dst = bed.host("dst", vdev(args.queue_pairs, strategy))
+        vm = bed.boot(src)
+        vm.wait_stats(len(vm.stats()), 2, 120)  # traffic flowing before the migration
+        m = bed.migrate(vm, src, dst, return_path=True)
+        m.dst_vm.wait_stats(len(m.dst_vm.stats()), 1, 120)  # and after it
+        return record(m, strategy, run)
+    finally:
+        bed.close()
+
+
+COLUMNS = [("downtime_ms", "QEMU downtime"), ("total_ms", "total time"),
+           ("network_downtime_ms", "network downtime"), ("source_stop_ms", "source device stop"),
+           ("destination_start_ms", "destination device start"), ("rest_ms", "the rest")]
+DEVICE_COLUMNS = ("source_stop_ms", "destination_start_ms")  # shown to the microsecond
+
+
+def summarize(rows, strategies):
+    out = []
+    for s in strategies:
+        rs = [r for r in rows if r["strategy"] == s]
+        entry = {"strategy": s, "runs": len(rs)}
+        for key, _ in COLUMNS:
+            v = [r[key] for r in rs]
+            entry[key] = {"median": statistics.median(v), "min": min(v), "max": max(v)}
+        out.append(entry)
+    return out
+
+
+def print_table(summary, queue_pairs):
+    print(f"\nlive migration, 1 guest with {queue_pairs} queue pairs ({2 * queue_pairs} virtqs), "
+          "emulated cx7, QEMU 7.2 TCG, return-path on; ms, median (min-max) of "
+          f"{summary[0]['runs']} runs\n")
+    print("| strategy | " + " | ".join(t for _, t in COLUMNS) + " |")
+    print("|---|" + "---|" * len(COLUMNS))
+    for e in summary:
+        cells = [f"{e[k]['median']:.3f} ({e[k]['min']:.3f}-{e[k]['max']:.3f})" if k in DEVICE_COLUMNS
+                 else f"{e[k]['median']:.1f} ({e[k]['min']:.1f}-{e[k]['max']:.1f})" for k, _ in COLUMNS]
+        print(f"| {e['strategy']} | " + " | ".join(cells) + " |")
+    print("QEMU downtime: query-migrate's figure (the source VM stopped until the source "
+          "completed). Network downtime: the source device's stop request (first GET_VRING_BASE) "
+          "to every destination virtq RDY: the destination's device start comes after QEMU's "
+          "figure ends. Source device stop: first GET_VRING_BASE to used rings logged; "
+          "destination device start: dev_conf to every virtq RDY; the rest: network downtime "
+          "minus both (QEMU's state transfer and vhost-user messages).")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("build_dir")
+    ap.add_argument("guest_dir")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--strategies", default="sequential,async")
+    ap.add_argument("--queue-pairs", type=int, default=16)
+    ap.add_argument("--out", default=os.path.join(TOP, "out", "migrate"))
+    args = ap.parse_args()
+    args.app = os.path.join(args.build_dir, "app", "vdpa-testpmd", "vdpa-testpmd")
+    strategies = args.strategies.split(",")
+    os.makedirs(args.out, exist_ok=True)
+    rows = []
+    for run in range(1, args.runs + 1):
+        for s in strategies:
+            wd = tempfile.mkdtemp(prefix="mlx5a-migrate-")
+            try:
+                r = one(args, s, run, wd)
+            except BaseException:
+                print(f"run {run} {s}: failed; logs kept in {wd}", file=sys.stderr)
+                raise
+            shutil.rmtree(wd, ignore_errors=True)
+            rows.append(r)
+            print(f"run {run} {s}: downtime {r['downtime_ms']:.0f} ms, total {r['total_ms']:.0f} ms, "
+                  f"source stop {r['source_stop_ms']:.3f} ms, destination start "
+                  f"{r['destination_start_ms']:.3f} ms", flush=True)
+    summary = summarize(rows, strategies)
+    print_table(summary, args.queue_pairs)
+    doc = {"tool": "migrate", "queue_pairs": args.queue_pairs, "profile": "emu:cx7",
+           "hypervisor": "qemu-system-x86_64 (TCG)", "return_path": True,
+           "summary": summary, "runs": rows}
+    path = os.path.join(args.out, "migrate.json")
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=1)
+    svg = os.path.join(args.out, "timeline.svg")
+    timeline.write(svg, rows, strategies)
+    print(f"JSON: {path}\ntimeline: {svg}")
+
+
+if __name__ == "__main__":
+    main()

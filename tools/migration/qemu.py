@@ -1,0 +1,238 @@
+"""A QEMU guest for live-migration runs: Debian's qemu-system-x86_64 (TCG)
+booting the guest tools/guest/build makes, its virtio-net device on a
+vhost-user socket, driven over QMP. Standard library only."""
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import time
+
+QEMU = "qemu-system-x86_64"
+GUEST_MAC = "52:54:00:12:34:56"
+MEM_MB = 256
+
+# What the guest's init prints once a second (tools/guest/init).
+_STATS = re.compile(r"^mlx5a-stats up=([0-9.]+) rxq=(\S*) txq=(\S*)")
+
+
+class QmpError(RuntimeError):
+    pass
+
+
+class Qmp:
+    """One QMP connection: commands in order, events kept with their
+    timestamps (QEMU's wall clock, as time.time())."""
+
+    def __init__(self, path, timeout=30):
+        end = time.monotonic() + timeout
+        while True:
+            try:
+                self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                self.sock.connect(path)
+                break
+            except OSError:
+                self.sock.close()
+                if time.monotonic() > end:
+                    raise QmpError(f"no QMP socket at {path} within {timeout}s")
+                time.sleep(0.05)
+        self.sock.settimeout(timeout)
+        self.f = self.sock.makefile("rw", encoding="utf-8")
+        self.events = []
+        greeting = self._read()
+        if "QMP" not in greeting:
+            raise QmpError(f"not a QMP greeting: {greeting}")
+        self.cmd("qmp_capabilities")
+
+    def _read(self):
+        line = self.f.readline()
+        if not line:
+            raise QmpError("QMP connection closed")
+        return json.loads(line)
+
+    def cmd(self, name, **args):
+        msg = {"execute": name}
+        if args:
+            msg["arguments"] = args
+        self.f.write(json.dumps(msg) + "\n")
+        self.f.flush()
+        while True:
+            r = self._read()
+            if "event" in r:
+                self._keep(r)
+                continue
+            if "error" in r:
+                raise QmpError(f"{name}: {r['error'].get('desc', r['error'])}")
+            return r.get("return")
+
+    def _keep(self, r):
+        ts = r.get("timestamp", {})
+        r["time"] = ts.get("seconds", 0) + ts.get("microseconds", 0) / 1e6
+        self.events.append(r)
+
+    def wait_event(self, pred, timeout):
+        """The first kept or arriving event for which pred(event) holds."""
+        end = time.monotonic() + timeout
+        seen = 0
+        while True:
+            for e in self.events[seen:]:
+                if pred(e):
+                    return e
+            seen = len(self.events)
+            left = end - time.monotonic()
+            if left <= 0:
+                raise QmpError(f"no such QMP event within {timeout}s; got "
+                               f"{[e['event'] for e in self.events][-20:]}")
+            self.sock.settimeout(left)
+            try:
+                self._keep(self._read())
+            except socket.timeout:
+                pass
+            finally:
+                self.sock.settimeout(None)
+
+    def close(self):
+        try:
+            self.f.close()
+            self.sock.close()
+        except OSError:
+            pass
+
+
+class Vm:
+    """One QEMU process. Console and QEMU's own messages go to files in
+    `workdir` under `name`; QMP is a unix socket there."""
+
+    def __init__(self, guest_dir, workdir, name, vhost_socket, queue_pairs, incoming=None,
+                 paused=False, page_per_vq=False, mem_mb=MEM_MB):
+        self.name = name
+        self.console_path = os.path.join(workdir, f"{name}-console.log")
+        self.stderr_path = os.path.join(workdir, f"{name}-qemu.log")
+        self.qmp_path = os.path.join(workdir, f"{name}-qmp.sock")
+        self.queue_pairs = queue_pairs
+        nic = (f"virtio-net-pci,netdev=n0,mac={GUEST_MAC},vectors=0"  # MSI-X over vhost-user crashes TCG here
+               + (",mq=on" if queue_pairs > 1 else "")
+               + (",page-per-vq=on" if page_per_vq else ""))
+        argv = [QEMU, "-machine", "pc,accel=tcg", "-smp", "1", "-m", f"{mem_mb}M",
+                # vhost-user needs the guest's RAM shared with the backend.
+                "-object", f"memory-backend-memfd,id=mem,size={mem_mb}M,share=on",
+                "-numa", "node,memdev=mem",
+                "-kernel", os.path.join(guest_dir, "vmlinuz"),
+                "-initrd", os.path.join(guest_dir, "initrd.gz"),
+                "-append", f"console=ttyS0 quiet panic=-1 mlx5a.qp={queue_pairs}",
+                "-chardev", f"socket,id=vu0,path={vhost_socket}",
+                "-netdev", f"vhost-user,id=n0,chardev=vu0,queues={queue_pairs}",
+                "-device", nic,
+                "-nodefaults", "-display", "none", "-no-reboot",
+                "-serial", f"file:{self.console_path}",
+                "-qmp", f"unix:{self.qmp_path},server=on,wait=off"]
+        if paused:
+            argv.append("-S")
+        if incoming:
+            argv += ["-incoming", incoming]
+        self.argv = argv
+        self._err = open(self.stderr_path, "w")
+        self.p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self._err,
+                                  stderr=subprocess.STDOUT, start_new_session=True)
+        self._qmp = None
+
+    @property
+    def qmp(self):
+        if self._qmp is None:
+            self._qmp = Qmp(self.qmp_path)
+        return self._qmp
+
+    def alive(self):
+        return self.p.poll() is None
+
+    def console(self):
+        """Complete lines of the console so far (a line still being written
+        is left for the next read)."""
+        try:
+            with open(self.console_path, errors="replace") as f:
+                text = f.read()
+        except FileNotFoundError:
+            return []
+        lines = text.split("\n")
+        return lines[:-1]  # after the last newline: nothing, or a partial line
+
+    def qemu_messages(self):
+        with open(self.stderr_path, errors="replace") as f:
+            return f.read().splitlines()
+
+    def stats(self):
+        """Every counters line so far: (uptime, {queue: rx}, {queue: tx})."""
+        out = []
+        for line in self.console():
+            m = _STATS.match(line)
+            if not m:
+                continue
+            def parse(s):
+                return {int(k): int(v) for k, v in (kv.split(":") for kv in s.split(",") if kv)}
+            out.append((float(m.group(1)), parse(m.group(2)), parse(m.group(3))))
+        return out
+
+    def wait_console(self, pred, timeout, what):
+        end = time.monotonic() + timeout
+        while True:
+            lines = self.console()
+            for line in lines:
+                if pred(line):
+                    return line
+            if not self.alive() or time.monotonic() > end:
+                raise AssertionError(f"{self.name}: no console line: {what} within {timeout}s "
+                                     f"(QEMU {'running' if self.alive() else 'exited'}); "
+                                     "console:\n" + "\n".join(lines[-30:]) +
+                                     "\nQEMU:\n" + "\n".join(self.qemu_messages()[-20:]))
+            time.sleep(0.1)
+
+    def wait_stats(self, after, count, timeout):
+        """`count` counters lines beyond the first `after`; returns them all."""
+        end = time.monotonic() + timeout
+        while True:
+            s = self.stats()
+            if len(s) >= after + count:
+                return s
+            if not self.alive() or time.monotonic() > end:
+                raise AssertionError(f"{self.name}: {len(s) - after} of {count} counters lines "
+                                     f"within {timeout}s; console:\n" +
+                                     "\n".join(self.console()[-30:]) + "\nQEMU:\n" +
+                                     "\n".join(self.qemu_messages()[-20:]))
+            time.sleep(0.2)
+
+    def terminate(self, timeout=60):
+        """SIGTERM (QEMU stops the VM and its vhost devices, then exits);
+        SIGKILL after `timeout`. Returns the exit status."""
+        if self.alive():
+            self.p.send_signal(signal.SIGTERM)
+        try:
+            return self.p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise AssertionError(f"{self.name}: QEMU did not exit within {timeout}s of SIGTERM")
+
+    def kill(self):
+        if self._qmp:
+            self._qmp.close()
+            self._qmp = None
+        if self.alive():
+            try:
+                os.killpg(self.p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.p.wait(10)
+        self._err.close()
+
+
+def booted(vm, timeout=180):
+    """Waits for the guest's networking: eth0 up with its queue pairs, and
+    two counters lines. Returns the 'up' line."""
+    line = vm.wait_console(lambda l: l.startswith("mlx5a-guest:"), timeout, "guest init")
+    if "error" in line:
+        raise AssertionError(f"{vm.name}: {line}")
+    want = f"combined={vm.queue_pairs}"
+    if want not in line:
+        raise AssertionError(f"{vm.name}: guest has not {want}: {line}")
+    vm.wait_stats(0, 2, timeout)
+    return line

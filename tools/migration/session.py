@@ -1,0 +1,147 @@
+"""Live migrations of one guest between mlx5async hosts, as the migration
+tests and `./run migrate` run them: QEMU's own migration over a unix
+socket, the destination started with `-incoming defer`, QMP events on both
+sides, and the PMD's downtime ledger of both hosts. Standard library only."""
+import itertools
+import os
+import time
+
+from host import Host
+from qemu import Vm, booted
+
+_seq = itertools.count()
+
+LEDGER_STOP = ["stop_requested", "suspend_issued", "suspend_done", "bases_handed_back",
+               "used_rings_logged"]
+LEDGER_START = ["start_requested", "memory_registered", "virtqs_created", "all_ready",
+                "conf_returned"]
+# QEMU says this after every migration to a vhost-user backend without
+# VHOST_USER_PROTOCOL_F_RARP (the device does not offer it: doc/guides/live-migration.md).
+QEMU_EXPECTED = [r"Vhost user backend fails to broadcast fake RARP"]
+
+
+def vdev(queue_pairs, strategy, extra=""):
+    return (f"vdpa_mlx5async0,emu=cx7,queues={queue_pairs},queue_size=256,strategy={strategy}" +
+            (f",{extra}" if extra else ""))
+
+
+class Migration:
+    """What one migration did, read from both QEMUs and both hosts."""
+
+    def __init__(self, src_vm, dst_vm, src_host, dst_host, src_mark, dst_mark):
+        self.src_vm, self.dst_vm = src_vm, dst_vm
+        self.src_host, self.dst_host = src_host, dst_host
+        self.src_mark, self.dst_mark = src_mark, dst_mark
+        self.info = {}          # the source's final query-migrate
+        self.src_ledger = {}    # the source host's ledger after the stop
+        self.dst_ledger = {}    # the destination host's after the start (empty when paused)
+        self.src_events = []    # QMP events with their wall times
+        self.dst_events = []
+
+    @property
+    def status(self):
+        return self.info.get("status")
+
+    def downtime_ms(self):
+        return float(self.info.get("downtime", 0))
+
+    def total_ms(self):
+        return float(self.info.get("total-time", 0))
+
+    def stop_ms(self):
+        return self.src_ledger.get("stop_ns", 0) / 1e6
+
+    def start_ms(self):
+        return self.dst_ledger.get("start_ns", 0) / 1e6
+
+
+class Testbed:
+    """Hosts (vdpa-testpmd, one emulated cx7 each) in `workdir`, and the
+    guests booted or migrated between them. close() ends every process."""
+
+    def __init__(self, app, guest_dir, workdir, queue_pairs):
+        self.app, self.guest_dir, self.workdir = app, guest_dir, workdir
+        self.queue_pairs = queue_pairs
+        self.hosts, self.vms = [], []
+
+    def host(self, name, vdev_args):
+        h = Host(self.app, self.workdir, name, vdev_args)
+        self.hosts.append(h)
+        return h
+
+    def boot(self, host, page_per_vq=False):
+        vm = Vm(self.guest_dir, self.workdir, f"vm{next(_seq)}", host.socket, self.queue_pairs,
+                page_per_vq=page_per_vq)
+        self.vms.append(vm)
+        booted(vm)
+        return vm
+
+    def begin(self, src_vm, dst_host, paused=False, page_per_vq=False, return_path=True,
+              max_bandwidth=None):
+        """Starts a migration of src_vm's guest to a new QEMU on dst_host
+        (-incoming defer) and returns that QEMU; the migration runs on."""
+        dst_vm = Vm(self.guest_dir, self.workdir, f"vm{next(_seq)}", dst_host.socket,
+                    self.queue_pairs, incoming="defer", paused=paused, page_per_vq=page_per_vq)
+        self.vms.append(dst_vm)
+        caps = [{"capability": "events", "state": True},
+                {"capability": "return-path", "state": return_path}]
+        uri = "unix:" + os.path.join(self.workdir, f"migration-{next(_seq)}.sock")
+        dst_vm.qmp.cmd("migrate-set-capabilities", capabilities=caps)
+        dst_vm.qmp.cmd("migrate-incoming", uri=uri)
+        src_vm.qmp.cmd("migrate-set-capabilities", capabilities=caps)
+        if max_bandwidth:
+            src_vm.qmp.cmd("migrate-set-parameters", **{"max-bandwidth": int(max_bandwidth)})
+        src_vm.qmp.cmd("migrate", uri=uri)
+        return dst_vm
+
+    def migrate(self, src_vm, src_host, dst_host, paused=False, page_per_vq=False,
+                return_path=True, max_bandwidth=None, timeout=240):
+        """Migrates src_vm's guest to a new QEMU on dst_host. With `paused`
+        the destination stays stopped after the migration (-S): its vhost
+        device is never started. `max_bandwidth` (bytes/s) stretches the
+        pre-copy. Returns the Migration once it completed, the destination
+        runs (unless paused) and both ledgers are final."""
+        src_mark, dst_mark = src_host.mark(), dst_host.mark()
+        dst_before = dst_host.ledger()
+        src_before = src_host.ledger()
+        dst_vm = self.begin(src_vm, dst_host, paused, page_per_vq, return_path, max_bandwidth)
+        m = Migration(src_vm, dst_vm, src_host, dst_host, src_mark, dst_mark)
+        end = time.monotonic() + timeout
+        while True:
+            m.info = src_vm.qmp.cmd("query-migrate")
+            if m.status in ("completed", "failed", "cancelled"):
+                break
+            if time.monotonic() > end:
+                raise AssertionError(f"migration still {m.status} after {timeout}s")
+            time.sleep(0.1)
+        if m.status != "completed":
+            raise AssertionError(f"migration {m.status}: {m.info.get('error-desc', m.info)}; "
+                                 "source QEMU:\n" + "\n".join(src_vm.qemu_messages()[-20:]) +
+                                 "\ndestination QEMU:\n" + "\n".join(dst_vm.qemu_messages()[-20:]))
+        m.src_ledger = wait_ledger(src_host, "stop_seq", src_before, "used_rings_logged_ns", end)
+        dst_vm.qmp.wait_event(lambda e: e["event"] == "MIGRATION" and
+                              e["data"]["status"] == "completed", max(1, end - time.monotonic()))
+        if not paused:
+            dst_vm.qmp.wait_event(lambda e: e["event"] == "RESUME", max(1, end - time.monotonic()))
+            m.dst_ledger = wait_ledger(dst_host, "start_seq", dst_before, "conf_returned_ns", end)
+        m.src_events = list(src_vm.qmp.events)
+        m.dst_events = list(dst_vm.qmp.events)
+        return m
+
+    def close(self):
+        for vm in self.vms:
+            vm.kill()
+        for h in self.hosts:
+            h.kill()
+
+
+def wait_ledger(host, seq_key, before, phase_key, end):
+    """The host's ledger once it recorded one more stop or start than
+    `before` and reached `phase_key`."""
+    while True:
+        led = host.ledger()
+        if led[seq_key] > before[seq_key] and led[phase_key]:
+            return led
+        if time.monotonic() > end or not host.alive():
+            raise AssertionError(f"{host.name}: ledger has no new {seq_key} with {phase_key}: {led}")
+        time.sleep(0.05)
