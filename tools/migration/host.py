@@ -5,10 +5,10 @@ import itertools
 import json
 import os
 import re
-import signal
 import socket
-import subprocess
 import time
+
+from child import Child
 
 EAL = ["--no-huge", "-m", "512", "--no-pci"]
 # Levels the checks read: the PMD's info lines, and vhost's, which name the
@@ -58,20 +58,17 @@ class Telemetry:
                 s.close()
 
 
-class Host:
+class Host(Child):
     """vdpa-testpmd with `vdev`; its socket is `<workdir>/<name>-vhost0`."""
 
     def __init__(self, app, workdir, name, vdev, extra_eal=()):
         self.name = name
         self.prefix = f"mlx5a-mig-{os.getpid()}-{next(_seq)}-{name}"
-        self.log_path = os.path.join(workdir, f"{name}-host.log")
         iface = os.path.join(workdir, f"{name}-vhost")
         self.socket = iface + "0"
         argv = [app] + EAL + ["--file-prefix", self.prefix, "--vdev", vdev] + LOG_LEVELS + \
             list(extra_eal) + ["--", "--iface", iface, "--auto-start"]
-        self._log = open(self.log_path, "w")
-        self.p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self._log,
-                                  stderr=subprocess.STDOUT, start_new_session=True)
+        super().__init__(argv, os.path.join(workdir, f"{name}-host.log"), f"{name}: vdpa-testpmd")
         self.telemetry = Telemetry(self.prefix)
         self.wait_line(lambda l: "attached to" in l, 60, "socket attached")
         self.device = "vdpa_mlx5async0"
@@ -129,27 +126,6 @@ class Host:
     def info(self):
         return self.telemetry.query(f"/vdpa_mlx5async/info,{self.device}")
 
-    def alive(self):
-        return self.p.poll() is None
-
     def stop(self, timeout=60):
         """SIGTERM: the app closes its sockets and exits (0 when nothing failed)."""
-        if self.alive():
-            self.p.send_signal(signal.SIGTERM)
-        try:
-            rc = self.p.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.kill()
-            raise AssertionError(f"{self.name}: vdpa-testpmd did not exit within {timeout}s")
-        self._log.close()
-        return rc
-
-    def kill(self):
-        if self.alive():
-            try:
-                os.killpg(self.p.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            self.p.wait(10)
-        if not self._log.closed:
-            self._log.close()
+        return self.terminate(timeout)

@@ -4,10 +4,10 @@ vhost-user socket, driven over QMP. Standard library only."""
 import json
 import os
 import re
-import signal
 import socket
-import subprocess
 import time
+
+from child import Child
 
 QEMU = "qemu-system-x86_64"
 GUEST_MAC = "52:54:00:12:34:56"
@@ -100,7 +100,7 @@ class Qmp:
             pass
 
 
-class Vm:
+class Vm(Child):
     """One QEMU process. Console and QEMU's own messages go to files in
     `workdir` under `name`; QMP is a unix socket there."""
 
@@ -108,7 +108,6 @@ class Vm:
                  paused=False, page_per_vq=False, mem_mb=MEM_MB):
         self.name = name
         self.console_path = os.path.join(workdir, f"{name}-console.log")
-        self.stderr_path = os.path.join(workdir, f"{name}-qemu.log")
         self.qmp_path = os.path.join(workdir, f"{name}-qmp.sock")
         self.queue_pairs = queue_pairs
         nic = (f"virtio-net-pci,netdev=n0,mac={GUEST_MAC},vectors=0"  # MSI-X over vhost-user crashes TCG here
@@ -132,9 +131,7 @@ class Vm:
         if incoming:
             argv += ["-incoming", incoming]
         self.argv = argv
-        self._err = open(self.stderr_path, "w")
-        self.p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self._err,
-                                  stderr=subprocess.STDOUT, start_new_session=True)
+        super().__init__(argv, os.path.join(workdir, f"{name}-qemu.log"), f"{name}: QEMU")
         self._qmp = None
 
     @property
@@ -142,9 +139,6 @@ class Vm:
         if self._qmp is None:
             self._qmp = Qmp(self.qmp_path)
         return self._qmp
-
-    def alive(self):
-        return self.p.poll() is None
 
     def console(self):
         """Complete lines of the console so far (a line still being written
@@ -158,7 +152,7 @@ class Vm:
         return lines[:-1]  # after the last newline: nothing, or a partial line
 
     def qemu_messages(self):
-        with open(self.stderr_path, errors="replace") as f:
+        with open(self.log_path, errors="replace") as f:
             return f.read().splitlines()
 
     def stats(self):
@@ -201,28 +195,11 @@ class Vm:
                                      "\n".join(self.qemu_messages()[-20:]))
             time.sleep(0.2)
 
-    def terminate(self, timeout=60):
-        """SIGTERM (QEMU stops the VM and its vhost devices, then exits);
-        SIGKILL after `timeout`. Returns the exit status."""
-        if self.alive():
-            self.p.send_signal(signal.SIGTERM)
-        try:
-            return self.p.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.kill()
-            raise AssertionError(f"{self.name}: QEMU did not exit within {timeout}s of SIGTERM")
-
     def kill(self):
         if self._qmp:
             self._qmp.close()
             self._qmp = None
-        if self.alive():
-            try:
-                os.killpg(self.p.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            self.p.wait(10)
-        self._err.close()
+        super().kill()
 
 
 def booted(vm, timeout=180):
