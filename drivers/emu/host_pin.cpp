@@ -17,7 +17,7 @@ namespace {
 
 struct Vma {
     uint64_t start = 0, end = 0;
-    bool shared = false;
+    bool readable = false, writable = false, shared = false;
     uint64_t offset = 0;  // of start in the backing file
     uint64_t inode = 0;   // 0: anonymous
 };
@@ -37,6 +37,8 @@ std::vector<Vma> vmas_over(uint64_t lo, uint64_t hi) {
             continue;
         if (v.end <= lo) continue;
         if (v.start >= hi) break;
+        v.readable = perms[0] == 'r';
+        v.writable = perms[1] == 'w';
         v.shared = perms[3] == 's';
         out.push_back(v);
     }
@@ -81,7 +83,7 @@ void HostPin::release() noexcept {
     view_len_ = 0;
 }
 
-Result<HostPin> HostPin::pin(uint64_t addr, uint64_t size) {
+Result<HostPin> HostPin::pin(uint64_t addr, uint64_t size, bool writable) {
     const uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE));
     if (size == 0 || addr + size < addr) return efault("empty or wrapping range", addr, size);
     const uint64_t lo = addr & ~(page - 1);
@@ -91,6 +93,9 @@ Result<HostPin> HostPin::pin(uint64_t addr, uint64_t size) {
     uint64_t cursor = lo;
     for (const Vma& v : vmas) {
         if (v.start > cursor) return efault("a page is not mapped", addr, size);
+        if (!v.readable || (writable && !v.writable))
+            return efault(writable ? "a page is not readable and writable" : "a page is not readable",
+                          addr, size);
         const uint64_t piece_end = std::min(hi, v.end);
         if (v.inode) {
             int64_t fsize = backing_file_size(v);

@@ -1,6 +1,7 @@
 // What a umem registration does to host memory, as the kernel's
 // ib_umem_get() does when it pins the pages:
-// - every page of the range must be mapped (EFAULT otherwise);
+// - every page of the range must be mapped, readable, and writable when the
+//   device may write it (EFAULT otherwise, as get_user_pages);
 // - a file-backed page must lie inside its file (the kernel cannot pin a
 //   page past EOF: EFAULT, where an access would be SIGBUS);
 // - the pages stay reachable by the device until deregistration, even when
@@ -23,7 +24,7 @@ namespace mlx5async::emu {
 class HostPin {
 public:
     // [addr, addr + size) pinned, or an errno-style Error (EFAULT, ENOMEM).
-    static Result<HostPin> pin(uint64_t addr, uint64_t size);
+    static Result<HostPin> pin(uint64_t addr, uint64_t size, bool writable);
 
     HostPin() = default;
     HostPin(HostPin&& o) noexcept { *this = static_cast<HostPin&&>(o); }

@@ -77,7 +77,7 @@ std::string describe(const Error& e) {
     };
     if (e.code != Errc::Firmware) add("%s: ", errc_name(e.code));
     if (e.opcode) add("%s", opcode_name(e.opcode));
-    else add("-");
+    else add("%s", "-");
     if (e.obj_id) add(" obj 0x%x", e.obj_id);
     if (e.queue >= 0) add(" queue %d", e.queue);
     if (e.code == Errc::Firmware)

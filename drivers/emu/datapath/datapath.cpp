@@ -168,13 +168,16 @@ std::vector<std::pair<uint32_t, uint64_t>> Datapath::read_uar_doorbells() {
 
 void Datapath::count_kicks(const std::vector<std::pair<uint32_t, uint16_t>>& rung) {
     std::lock_guard lk(st_.mu);
-    for (auto [ctx, q] : rung)
+    for (const auto& [ring_ctx, ring_q] : rung) {
+        const uint32_t ctx = ring_ctx;  // copies: clang 14 cannot capture structured bindings
+        const uint16_t q = ring_q;
         st_.virtqs.for_each([&](uint32_t, VirtqObj& v) {
             if (v.ctx != ctx || v.attr.queue_index != q) return;
             ++v.kicks.total;  // as Device::kick: replayed on entering RDY
             if (v.state() == prm::VirtqState::RDY) ++v.kicks.delivered;
             else if (v.state() != prm::VirtqState::ERR) ++v.kicks.pending;
         });
+    }
 }
 
 std::vector<Datapath::Pair> Datapath::ready_pairs() {

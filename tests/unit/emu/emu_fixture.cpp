@@ -25,16 +25,24 @@ void EmuTest::open_device(const std::string& spec) {
 }
 
 void EmuTest::close_all() {
-    // Handles outlive a closed context (they are only freed then).
+    // A handle whose destroy failed (its object still pinned by another a
+    // test left) is destroyed again after the context closed: that frees it.
     if (dev_) dev_->faults().clear();
-    for (auto it = objs_.rbegin(); it != objs_.rend(); ++it) A.obj_destroy(*it);
-    for (auto* u : umems_) A.umem_dereg(u);
-    if (pd_) A.dealloc_pd(pd_);
+    std::vector<mlx5dv_devx_obj*> objs;
+    std::vector<mlx5dv_devx_umem*> umems;
+    for (auto it = objs_.rbegin(); it != objs_.rend(); ++it)
+        if (A.obj_destroy(*it) != 0) objs.push_back(*it);
+    for (auto* u : umems_)
+        if (A.umem_dereg(u) != 0) umems.push_back(u);
+    ibv_pd* pd = pd_ && A.dealloc_pd(pd_) != 0 ? pd_ : nullptr;
     objs_.clear();
     umems_.clear();
     pd_ = nullptr;
     if (ctx_) A.close_device(ctx_);
     ctx_ = nullptr;
+    for (auto* o : objs) A.obj_destroy(o);
+    for (auto* u : umems) A.umem_dereg(u);
+    if (pd) A.dealloc_pd(pd);
     (void)destroy_device(name_);
 }
 

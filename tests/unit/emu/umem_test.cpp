@@ -84,15 +84,29 @@ TEST_F(Umem, SharedMemoryStaysReachableAfterTheProcessUnmapsIt) {
 // The kernel cannot pin pages the process has not mapped, nor pages of a
 // file mapping beyond the end of the file: EFAULT, and the device never
 // faults on them later.
-TEST_F(Umem, UnmappedOrPastTheFileIsEfault) {
-    void* hole = mmap(nullptr, 3 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    ASSERT_NE(hole, MAP_FAILED);
-    munmap(static_cast<char*>(hole) + 4096, 4096);
+TEST_F(Umem, UnmappedInaccessibleOrPastTheFileIsEfault) {
+    // Below mmap_min_addr nothing is ever mapped.
     errno = 0;
-    EXPECT_EQ(A.umem_reg(ctx_, hole, 3 * 4096, 0), nullptr);
+    EXPECT_EQ(A.umem_reg(ctx_, reinterpret_cast<void*>(0x1000), 0x2000, 0), nullptr);
     EXPECT_EQ(errno, EFAULT);
-    munmap(hole, 4096);
-    munmap(static_cast<char*>(hole) + 8192, 4096);
+    // A page the process may not read (or not write, for a writable umem).
+    auto* p = static_cast<char*>(
+        mmap(nullptr, 3 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    ASSERT_NE(p, MAP_FAILED);
+    mprotect(p + 4096, 4096, PROT_NONE);
+    errno = 0;
+    EXPECT_EQ(A.umem_reg(ctx_, p, 3 * 4096, 0), nullptr);
+    EXPECT_EQ(errno, EFAULT);
+    mprotect(p + 4096, 4096, PROT_READ);
+    errno = 0;
+    EXPECT_EQ(A.umem_reg(ctx_, p, 3 * 4096, IBV_ACCESS_LOCAL_WRITE), nullptr);
+    EXPECT_EQ(errno, EFAULT);
+    auto* ro = A.umem_reg(ctx_, p, 3 * 4096, 0);  // the device only reads
+    EXPECT_NE(ro, nullptr);
+    if (ro) {
+        EXPECT_EQ(A.umem_dereg(ro), 0);
+    }
+    munmap(p, 3 * 4096);
 
     Memfd f(1 << 16);
     std::byte* beyond = f.map(4 * f.bytes);  // mapping longer than the file
