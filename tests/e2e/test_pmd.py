@@ -25,7 +25,7 @@ def case_plugin(args):
     """-d loads the PMD into an unmodified DPDK app, which probes it."""
     env = dict(os.environ, LD_LIBRARY_PATH=args.plugin_dir)
     argv = ["dpdk-testpmd"] + EAL_COMMON + [
-        "--file-prefix", unique("plugin"), "-d", "librte_vdpa_mlx5async.so",
+        "--file-prefix", unique("plugin"), "-d", "librte_vdpa_mlx5async.so.0",
         "--vdev", "vdpa_mlx5async0,emu=cx7,queues=2", "--vdev", "net_null0",
         "--", "--total-num-mbufs=2048", "--no-mlockall"]
     p = subprocess.run(argv, input="\n", capture_output=True, text=True, env=env, timeout=120)
@@ -43,7 +43,7 @@ def case_bad_devargs(args):
                             ("emu=cx7,bogus=1", "unknown devarg 'bogus'"),
                             ("queues=2", "exactly one of emu=<profile> or dev=<PCI address>")]:
         argv = ["dpdk-testpmd"] + EAL_COMMON + [
-            "--file-prefix", unique("badarg"), "-d", "librte_vdpa_mlx5async.so",
+            "--file-prefix", unique("badarg"), "-d", "librte_vdpa_mlx5async.so.0",
             "--vdev", "vdpa_mlx5async0," + devargs, "--", "--total-num-mbufs=2048"]
         p = subprocess.run(argv, input="\n", capture_output=True, text=True, env=env, timeout=120)
         out = p.stdout + p.stderr

@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""The install as a user gets it, staged in a DESTDIR (`meson install
+--destdir`, nothing written outside it):
+
+- files: the PMD in DPDK's plugin folder (and linked from the library
+  folder), the header, libmlx5async.pc, vdpa-testpmd, libmlx5emu.so under its
+  own name, the guides;
+- eal-scan: Debian's unmodified dpdk-testpmd given the staged plugin folder
+  (-d DIR, as EAL scans its own) probes vdpa_mlx5async0,emu=cx7;
+- traffic: the installed vdpa-testpmd serves a virtio_user frontend
+  (Debian's dpdk-testpmd) whose packets come back;
+- pkg-config: a C program built with only `pkg-config --cflags --libs
+  libmlx5async` calls the public API;
+- package: tools/package.py makes a .deb of the install; dpkg installs it
+  into a scratch root (dpkg --root) and lists those files.
+
+  test_install.py CASE --build-dir B --prefix P --libdir L ... --pmd-dir D --client C
+"""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+sys.path.insert(0, os.path.dirname(HERE))
+from e2e_lib import EAL_COMMON, Frontend, Proc, unique  # noqa: E402
+
+PMD = "librte_vdpa_mlx5async.so"
+VDEV = "vdpa_mlx5async0,emu=cx7,queues=2,queue_size=256"
+
+
+class Staged:
+    """An install into a private DESTDIR under the build folder (EAL takes
+    -d plugins only outside world-writable folders such as /tmp)."""
+
+    def __init__(self, a):
+        self.a = a
+        self.root = os.path.join(os.path.abspath(a.build_dir), "install-test", unique("destdir"))
+        os.makedirs(self.root, mode=0o700)
+        subprocess.run(["meson", "install", "-C", os.path.abspath(a.build_dir), "--destdir", self.root,
+                        "--no-rebuild", "--quiet"], check=True)
+
+    def path(self, *parts):
+        """The staged location of an absolute install path."""
+        return os.path.join(self.root, os.path.join(*parts).lstrip("/"))
+
+    def libdir(self):
+        return self.path(self.a.prefix, self.a.libdir)
+
+    def close(self):
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def installed_files(a):
+    """Where each installed file goes, as absolute paths."""
+    p = a.prefix
+    return [
+        os.path.join(a.pmd_dir, PMD),
+        os.path.join(a.pmd_dir, PMD + ".0"),
+        os.path.join(p, a.libdir, PMD),
+        os.path.join(p, a.libdir, PMD + ".0"),
+        os.path.join(p, a.includedir, "rte_pmd_mlx5async.h"),
+        os.path.join(p, a.libdir, "pkgconfig", "libmlx5async.pc"),
+        os.path.join(p, a.bindir, "vdpa-testpmd"),
+        os.path.join(p, a.libdir, "libmlx5emu.so"),
+        os.path.join(p, a.datadir, "doc", "mlx5async", "mlx5async.md"),
+        os.path.join(p, a.datadir, "doc", "mlx5async", "live-migration.md"),
+    ]
+
+
+def case_files(a, s):
+    for f in installed_files(a):
+        assert os.path.exists(s.path(f)), f"not installed: {f}"
+    # The library folder's entries lead to the plugin's file.
+    for name in (PMD, PMD + ".0"):
+        assert os.path.samefile(s.path(a.prefix, a.libdir, name), s.path(a.pmd_dir, name)), name
+    # Never shadowing rdma-core's libmlx5: nothing of that name is installed.
+    for d, _, files in os.walk(s.root):
+        for f in files:
+            assert not f.startswith("libmlx5.so"), os.path.join(d, f)
+
+
+def case_eal_scan(a, s):
+    argv = ["dpdk-testpmd"] + EAL_COMMON + ["--file-prefix", unique("scan"),
+                                             "-d", s.path(a.pmd_dir), "--vdev", VDEV,
+                                             "--vdev", "net_null0", "--",
+                                             "--total-num-mbufs=2048", "--no-mlockall"]
+    p = subprocess.run(argv, input="\n", capture_output=True, text=True, timeout=120)
+    out = p.stdout + p.stderr
+    assert "vdpa_mlx5async0: probed emu:cx7" in out, out[-3000:]
+    assert p.returncode == 0, out[-3000:]
+
+
+def case_traffic(a, s):
+    """The installed vdpa-testpmd, its PMD found through the staged library
+    folder, and EAL pointed at the staged plugin folder (it finds that same
+    library already loaded)."""
+    wd = os.path.join(s.root, "run")
+    os.makedirs(wd, mode=0o700)
+    env = dict(os.environ, LD_LIBRARY_PATH=s.libdir())
+    app = Proc([s.path(a.prefix, a.bindir, "vdpa-testpmd")] + EAL_COMMON +
+               ["--file-prefix", unique("inst"), "-d", s.path(a.pmd_dir), "--vdev", VDEV, "--",
+                "--iface", os.path.join(wd, "vhost"), "--auto-start", "--wait-ready", "120", "-i"],
+               env=env, name="installed vdpa-testpmd")
+    fe = None
+    try:
+        app.read_until(lambda l: "attached to" in l, 60)
+        fe = Frontend(os.path.join(wd, "vhost0"), 2, unique("fe"), extra=["--port-topology=loop"])
+        app.read_until(lambda l: "frontend ready" in l, 150)
+        fe.send("start tx_first")
+        fe.read_until(lambda l: "Start automatic packet forwarding" in l or "io packet forwarding" in l, 60)
+        time.sleep(1)  # let packets circulate; only counts are asserted
+        fe.send("stop")
+        block = []
+        fe.read_until(lambda l: block.append(l) or "Done." in l, 60)
+        text = "\n".join(block)
+        rx = sum(int(x) for x in re.findall(r"RX-packets:\s*(\d+)", text))
+        tx = sum(int(x) for x in re.findall(r"TX-packets:\s*(\d+)", text))
+        assert rx > 0 and tx > 0, f"no packets came back (RX {rx}, TX {tx}):\n{text}"
+        fe.quit()
+        fe = None
+        app.send("quit")
+        assert app.wait(60) == 0, "\n".join(app.lines[-40:])
+    finally:
+        if fe:
+            fe.kill()
+        app.kill()
+
+
+def case_pkg_config(a, s):
+    pc_dir = s.path(a.prefix, a.libdir, "pkgconfig")
+    env = dict(os.environ, PKG_CONFIG_PATH=pc_dir)
+    flags = subprocess.run(["pkg-config", f"--define-variable=destdir={s.root}", "--cflags",
+                            "--libs", "libmlx5async"], env=env, capture_output=True, text=True,
+                           check=True).stdout.split()
+    exe = os.path.join(s.root, "api-client")
+    subprocess.run(["cc", a.client, "-o", exe] + flags, check=True)
+    p = subprocess.run([exe] + EAL_COMMON + ["--file-prefix", unique("client"), "--vdev", VDEV],
+                       env=dict(os.environ, LD_LIBRARY_PATH=s.libdir()), capture_output=True,
+                       text=True, timeout=120)
+    out = p.stdout + p.stderr
+    assert p.returncode == 0, out[-3000:]
+    assert re.search(r"api-client: vdpa_mlx5async0 backend emu:cx7\S* virtqs 4 of \d+", out), out[-3000:]
+
+
+def case_package(a, s):
+    out_dir = os.path.join(s.root, "deb")
+    deb = subprocess.run([sys.executable, os.path.join(TOP, "tools", "package.py"),
+                          "--destdir", s.root, "--out", out_dir], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    info = subprocess.run(["dpkg-deb", "--field", deb, "Depends"], capture_output=True, text=True,
+                          check=True).stdout
+    for pkg in ("librte-vhost", "librte-eal", "libibverbs1", "ibverbs-providers"):
+        assert pkg in info, f"Depends lacks {pkg}: {info}"
+    root = os.path.join(s.root, "scratch-root")
+    for d in ("var/lib/dpkg/info", "var/lib/dpkg/updates", "var/lib/dpkg/triggers"):
+        os.makedirs(os.path.join(root, d))
+    open(os.path.join(root, "var/lib/dpkg/status"), "w").close()
+    # The scratch root has none of the dependencies: they are the system's.
+    subprocess.run(["dpkg", "--root", root, "--force-depends", "--force-not-root",
+                    "--log=/dev/null", "-i", deb], check=True, capture_output=True)
+    listed = subprocess.run(["dpkg", "--root", root, "-L", "mlx5async"], capture_output=True,
+                            text=True, check=True).stdout.split()
+    # The package is built from an install with this build's prefix.
+    for f in installed_files(a):
+        assert f in listed, f"{f} not in the package: {listed}"
+        assert os.path.lexists(os.path.join(root, f.lstrip("/"))), f"{f} not installed by dpkg"
+
+
+CASES = {"files": case_files, "eal-scan": case_eal_scan, "traffic": case_traffic,
+         "pkg-config": case_pkg_config, "package": case_package}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("case", choices=sorted(CASES))
+    for opt in ("--build-dir", "--prefix", "--libdir", "--bindir", "--datadir", "--includedir",
+                "--pmd-dir", "--client"):
+        ap.add_argument(opt, required=True)
+    a = ap.parse_args()
+    s = Staged(a)
+    try:
+        CASES[a.case](a, s)
+    finally:
+        s.close()
+    print(f"{a.case}: ok")
+
+
+if __name__ == "__main__":
+    main()
