@@ -101,6 +101,8 @@ def make_deb(root, out_dir):
                f"Depends: {', '.join(depends(root))}\nDescription: {DESCRIPTION}\n")
     with open(os.path.join(control_dir, "control"), "w") as f:
         f.write(control)
+    with open(os.path.join(control_dir, "triggers"), "w") as f:
+        f.write("activate-noawait ldconfig\n")  # it ships shared libraries
     os.makedirs(out_dir, exist_ok=True)
     deb = os.path.join(out_dir, f"{NAME}_{version}_{arch}.deb")
     run(["dpkg-deb", "--root-owner-group", "--build", root, deb], stdout=subprocess.DEVNULL)
