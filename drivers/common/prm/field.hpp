@@ -5,7 +5,7 @@
 // first word, and a field of width w at offset o occupies bits o..o+w-1 in that
 // order. Fields of 64 bits are 64-bit aligned, fields < 32 bits never cross a
 // dword. Each layout is a constexpr table of Field{name, bit_offset, bit_width}
-// named as in ../shared/reference/prm-virtq-fields.tsv; padding is
+// named as in tests/unit/prm/reference/prm-virtq-fields.tsv; padding is
 // reserved_at_<hex offset>. static_asserts check that each table tiles its
 // struct exactly.
 #pragma once

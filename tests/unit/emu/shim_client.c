@@ -3,7 +3,7 @@
  * move it to RDY, query it asynchronously, check an illegal transition.
  * Built twice: against the real libibverbs/libmlx5 (run with
  * LD_PRELOAD=libmlx5emu.so) and linked directly to libmlx5emu.so.
- * PRM bit offsets: ../shared/reference/prm-virtq-fields.tsv. Exit 0 = pass. */
+ * PRM bit offsets: tests/unit/prm/reference/prm-virtq-fields.tsv. Exit 0 = pass. */
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>

@@ -1,8 +1,7 @@
-// Every row of ../shared/reference/prm-virtq-fields.tsv (the facts gathered
-// from Linux mlx5_ifc*.h and DPDK mlx5_prm.h) against the codec's tables,
-// and every table field against the TSV. prm-virtq-enums.tsv against the
-// enums. A missing TSV is a failure, not a skip: CI has shared/ beside the
-// clone.
+// Every row of reference/prm-virtq-fields.tsv (layout facts of Linux
+// mlx5_ifc*.h and DPDK mlx5_prm.h) against the codec's tables, and every
+// table field against the TSV; reference/prm-virtq-enums.tsv against the
+// enums. A missing TSV is a failure, not a skip.
 #include <gtest/gtest.h>
 
 #include <cerrno>
@@ -12,6 +11,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/prm/caps_layout.hpp"
@@ -23,7 +23,7 @@
 #include "common/prm/virtq_layout.hpp"
 
 #ifndef PRM_TSV_DIR
-#error "PRM_TSV_DIR must point at shared/reference"
+#error "PRM_TSV_DIR must point at tests/unit/prm/reference"
 #endif
 
 namespace mlx5async::prm {
@@ -38,14 +38,14 @@ std::vector<Row> read_tsv(const std::string& name) {
     std::ifstream f(path);
     std::vector<Row> rows;
     if (!f) {
-        ADD_FAILURE() << "cannot open " << path
-                      << ": the PRM reference TSVs must sit in ../shared/reference";
+        ADD_FAILURE() << "cannot open " << path;
         return rows;
     }
     std::string line;
-    std::getline(f, line);  // header
+    bool header = true;
     while (std::getline(f, line)) {
-        if (line.empty()) continue;
+        if (line.empty() || line[0] == '#') continue;  // comments
+        if (std::exchange(header, false)) continue;    // column names
         Row r;
         std::stringstream ss(line);
         std::string cell;
