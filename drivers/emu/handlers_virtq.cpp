@@ -40,10 +40,13 @@ Result<VirtqAttr> decode_virtq_in(const Mailbox& m) {
 
 const prm::VirtioEmulationCaps& caps(const DeviceState& st) { return st.profile.virtio; }
 
+// Whether cap bit mask `mask` has bit `value` (values past its width: no).
+bool has_cap_bit(uint64_t mask, unsigned value) { return value < 64 && ((mask >> value) & 1); }
+
 Result<void> check_type_and_mode(const DeviceState& st, const VirtqAttr& a) {
-    if (!(caps(st).virtio_queue_type & (1u << uint8_t(a.virtio_q_type))))
+    if (!has_cap_bit(caps(st).virtio_queue_type, unsigned(a.virtio_q_type)))
         return fw_fail(Status::BAD_PARAM_ERR, syndrome::kQueueTypeUnsupported, "virtio_q_type");
-    if (!(caps(st).event_mode & (1u << uint8_t(a.event_mode))))
+    if (!has_cap_bit(caps(st).event_mode, unsigned(a.event_mode)))
         return fw_fail(Status::BAD_PARAM_ERR, syndrome::kEventModeUnsupported, "event_mode");
     return {};
 }
