@@ -1,0 +1,114 @@
+#include "fault_rule.hpp"
+
+#include <charconv>
+#include <sstream>
+#include <string>
+
+#include "common/prm/opcodes.hpp"
+
+namespace mlx5async::emu {
+namespace {
+
+Result<uint64_t> number(const std::string& key, std::string_view v, uint64_t max) {
+    std::string_view digits = v;
+    int base = 10;
+    if (digits.starts_with("0x") || digits.starts_with("0X")) {
+        digits.remove_prefix(2);
+        base = 16;
+    }
+    uint64_t x = 0;
+    auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), x, base);
+    if (digits.empty() || ec != std::errc() || p != digits.data() + digits.size() || x > max)
+        return fail(Errc::InvalidArgument, "fault rule: " + key + "=" + std::string(v) +
+                                               ": expected a number in 0.." + std::to_string(max));
+    return x;
+}
+
+Result<uint16_t> opcode_of(std::string_view op) {
+    using prm::Opcode;
+    if (op == "create") return uint16_t(Opcode::CREATE_GENERAL_OBJECT);
+    if (op == "modify") return uint16_t(Opcode::MODIFY_GENERAL_OBJECT);
+    if (op == "query") return uint16_t(Opcode::QUERY_GENERAL_OBJECT);
+    if (op == "destroy") return uint16_t(Opcode::DESTROY_GENERAL_OBJECT);
+    return fail(Errc::InvalidArgument,
+                "fault rule: op=" + std::string(op) + ": expected create|modify|query|destroy");
+}
+
+}  // namespace
+
+Result<ParsedFaultRule> parse_fault_rule(std::string_view text) {
+    std::istringstream in{std::string(text)};
+    std::string tok;
+    ParsedFaultRule out;
+    FaultRule r;
+    bool have_op = false, have_action = false;
+    auto action = [&](FaultAction a) -> Result<void> {
+        if (have_action)
+            return fail(Errc::InvalidArgument,
+                        "fault rule: one action only (status=S, hang, busy or delay_us=D)");
+        r.action = a;
+        have_action = true;
+        return {};
+    };
+    while (in >> tok) {
+        auto eq = tok.find('=');
+        std::string key = tok.substr(0, eq);
+        std::string val = eq == std::string::npos ? "" : tok.substr(eq + 1);
+        if (eq == std::string::npos && key == "clear") {
+            out.clear = true;
+        } else if (eq == std::string::npos && (key == "hang" || key == "busy")) {
+            MLX5A_CHECK(action(key == "hang" ? FaultAction::Hang : FaultAction::Busy));
+        } else if (key == "op") {
+            auto o = opcode_of(val);
+            MLX5A_CHECK(o);
+            r.match.opcode = *o;
+            have_op = true;
+        } else if (key == "vq") {
+            auto n = number(key, val, UINT16_MAX);
+            MLX5A_CHECK(n);
+            out.vq = uint16_t(*n);
+        } else if (key == "nth") {
+            auto n = number(key, val, UINT32_MAX);
+            MLX5A_CHECK(n);
+            r.match.nth = *n;
+        } else if (key == "status") {
+            auto n = number(key, val, UINT8_MAX);
+            MLX5A_CHECK(n);
+            MLX5A_CHECK(action(FaultAction::Fail));
+            r.status = uint8_t(*n);
+        } else if (key == "syndrome") {
+            auto n = number(key, val, UINT32_MAX);
+            MLX5A_CHECK(n);
+            r.syndrome = uint32_t(*n);
+        } else if (key == "delay_us") {
+            auto n = number(key, val, kMaxFaultDelayUs);
+            MLX5A_CHECK(n);
+            MLX5A_CHECK(action(FaultAction::Delay));
+            r.extra_ns = int64_t(*n) * 1000;
+        } else if (key == "error_type") {
+            auto n = number(key, val, UINT8_MAX);
+            MLX5A_CHECK(n);
+            out.error_type = uint8_t(*n);
+        } else {
+            return fail(Errc::InvalidArgument, "fault rule: unknown word '" + tok + "'");
+        }
+    }
+    if (out.clear) {
+        if (have_op || have_action || out.vq || out.error_type)
+            return fail(Errc::InvalidArgument, "fault rule: 'clear' stands alone");
+        return out;
+    }
+    if (out.error_type) {
+        if (!out.vq) return fail(Errc::InvalidArgument, "fault rule: error_type needs vq=Q");
+        if (have_op || have_action)
+            return fail(Errc::InvalidArgument, "fault rule: error_type takes only vq=Q");
+        return out;
+    }
+    if (!have_op || !have_action)
+        return fail(Errc::InvalidArgument,
+                    "fault rule: needs op=... and one of status=S, hang, busy, delay_us=D");
+    out.rule = r;
+    return out;
+}
+
+}  // namespace mlx5async::emu
