@@ -120,6 +120,7 @@ public:
     Port* find_port(const char* word) const;  // name or index; prints error
     std::vector<Port*> select(const char* word) const;  // "all" or one
     int attach(Port& p, const std::string& socket);
+    int prepare_socket(const std::string& path) const;
     int detach(Port& p);
     std::string default_socket(const Port& p) const;
     bool wait_ready(const std::vector<Port*>& ps, uint32_t seconds);

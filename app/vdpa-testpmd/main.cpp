@@ -246,8 +246,8 @@ int run(App& app) {
     if (!app.quit && !app.stop) {
         if (app.opt.interactive)
             cmds.run_interactive();
-        else if (app.opt.cycles == 0 && app.opt.cmdline_file.empty())
-            serve(app);
+        else if (app.opt.cycles == 0 && app.opt.cmdline_file.empty() && ok)
+            serve(app);  // (a socket that could not be attached: nothing to serve, exit 1)
     }
     if (!app.opt.json_file.empty() && write_json(app, app.opt.json_file) != 0)
         ok = false;
@@ -297,9 +297,17 @@ int main(int argc, char** argv) {
             app.opt.iface = app.sock_dir + "/vhost-net";
         }
         int found = app.discover();
-        printf("vdpa-testpmd: %d mlx5async device(s), sockets %s<N>\n", found,
-               app.opt.iface.c_str());
-        rc = run(app);
+        if (found == 0) {
+            // A --vdev vdpa_mlx5async... whose probe failed: EAL went on
+            // without it (its error is logged above).
+            printf("error: no mlx5async device was probed: give --vdev "
+                   "vdpa_mlx5async0,emu=<profile>|dev=<PCI address>; a failed probe says why above\n");
+            rc = 1;
+        } else {
+            printf("vdpa-testpmd: %d mlx5async device(s), sockets %s<N>\n", found,
+                   app.opt.iface.c_str());
+            rc = run(app);
+        }
         fflush(stdout);
         g_signal_app = nullptr;
     }

@@ -10,6 +10,8 @@
 #include <ctime>
 
 #include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <rte_dev.h>
@@ -167,6 +169,65 @@ std::string App::default_socket(const Port& p) const {
     return opt.iface + std::to_string(p.index);
 }
 
+namespace {
+
+// Whether a process listens on unix socket `path` (/proc/net/unix: a bound
+// socket in the listening state, flag __SO_ACCEPTCON), read without
+// connecting: vhost would take a connection as a frontend.
+bool someone_listens(const std::string& path) {
+    FILE* f = fopen("/proc/net/unix", "re");
+    if (f == nullptr)
+        return true;  // unknown: assume the worst, replace nothing
+    char line[4096];
+    bool live = false;
+    while (!live && fgets(line, sizeof(line), f) != nullptr) {
+        unsigned long flags = 0;
+        int name_at = 0;
+        if (sscanf(line, "%*s %*s %*s %lx %*s %*s %*s %n", &flags, &name_at) < 1 || name_at == 0)
+            continue;
+        std::string name(line + name_at);
+        while (!name.empty() && (name.back() == '\n' || name.back() == ' '))
+            name.pop_back();
+        live = name == path && (flags & 0x10000) != 0;  // __SO_ACCEPTCON
+    }
+    fclose(f);
+    return live;
+}
+
+}  // namespace
+
+// A server socket may be created at `path`: it fits a sockaddr_un, and
+// whatever is there now is a socket nobody listens on (a host killed with
+// -9 leaves one), which is then removed. A live socket is another
+// process's: never replaced (or removed at our exit).
+int App::prepare_socket(const std::string& path) const {
+    if (path.size() >= sizeof(sockaddr_un::sun_path)) {
+        printf("error: socket path %s is %zu bytes long; a unix socket path takes at most %zu\n",
+               path.c_str(), path.size(), sizeof(sockaddr_un::sun_path) - 1);
+        return -ENAMETOOLONG;
+    }
+    if (opt.client)
+        return 0;  // the frontend owns the socket
+    struct stat st {};
+    if (lstat(path.c_str(), &st) != 0)
+        return errno == ENOENT ? 0 : (printf("error: %s: %s\n", path.c_str(), strerror(errno)), -errno);
+    if (!S_ISSOCK(st.st_mode)) {
+        printf("error: %s exists and is not a socket: not replacing it\n", path.c_str());
+        return -EEXIST;
+    }
+    if (someone_listens(path)) {
+        printf("error: socket %s is in use: another process listens on it (another host on the "
+               "same --iface?); not replacing it\n", path.c_str());
+        return -EADDRINUSE;
+    }
+    if (unlink(path.c_str()) != 0) {
+        printf("error: cannot remove the stale socket %s: %s\n", path.c_str(), strerror(errno));
+        return -errno;
+    }
+    printf("removed the stale socket %s (nobody listened on it)\n", path.c_str());
+    return 0;
+}
+
 int App::attach(Port& p, const std::string& socket) {
     if (p.attached) {
         printf("error: %s is already attached to %s\n", p.name.c_str(), p.socket.c_str());
@@ -177,6 +238,8 @@ int App::attach(Port& p, const std::string& socket) {
             printf("error: socket %s is already used by %s\n", socket.c_str(), o->name.c_str());
             return -EEXIST;
         }
+    if (int rc = prepare_socket(socket); rc != 0)
+        return rc;
     uint64_t flags = opt.client ? RTE_VHOST_USER_CLIENT : 0;
     const char* path = socket.c_str();
     int rc = rte_vhost_driver_register(path, flags);

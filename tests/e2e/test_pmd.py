@@ -41,7 +41,8 @@ def case_bad_devargs(args):
                             ("emu=cx7,queues=0", "devarg queues=0: expected an integer in [1, 512]"),
                             ("emu=cx7,queue_size=100", "devarg queue_size=100: expected a power of 2"),
                             ("emu=cx7,bogus=1", "unknown devarg 'bogus'"),
-                            ("queues=2", "exactly one of emu=<profile> or dev=<PCI address>")]:
+                            ("queues=2", "exactly one of emu=<profile> or dev=<PCI address>"),
+                            ("emu=cx7,emu=cx6dx", "devarg emu given twice (emu=cx7, then emu=cx6dx)")]:
         argv = ["dpdk-testpmd"] + EAL_COMMON + [
             "--file-prefix", unique("badarg"), "-d", "librte_vdpa_mlx5async.so.0",
             "--vdev", "vdpa_mlx5async0," + devargs, "--", "--total-num-mbufs=2048"]
@@ -156,6 +157,15 @@ def case_rdma_core_backend(args):
         fe.quit()
         assert host.cmd("wait-vid 0 60", timeout=90)["ok"]
         assert states(host.cmd("info")) == [2] * 16
+    # Without the emulator preloaded this machine has no RDMA device: the
+    # probe says so, naming the address it looked for.
+    argv = ["dpdk-testpmd"] + EAL_COMMON + [
+        "--file-prefix", unique("nodev"), "-d", "librte_vdpa_mlx5async.so.0",
+        "--vdev", "vdpa_mlx5async0,dev=00:00.0", "--", "--total-num-mbufs=2048"]
+    p = subprocess.run(argv, input="\n", capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, LD_LIBRARY_PATH=args.plugin_dir))
+    out = p.stdout + p.stderr
+    assert "no RDMA device on this machine to find 00:00.0" in out, out[-2000:]
 
 
 def telemetry(prefix, cmd):

@@ -15,6 +15,7 @@ usage: test_traffic.py CASE --host BIN [--cycles K] [--guest BIN]
 import json
 import os
 import re
+import socket
 import sys
 import time
 
@@ -134,6 +135,36 @@ def case_reconnect(args):
                 assert v["errors"] == 0, (rnd, v)
 
 
+def case_second_connection(args):
+    """vhost attaches every connection of the socket to the device: a second
+    one (here a bare connect and close, as a probe of the socket would do)
+    must leave the frontend the device serves untouched: its virtqs stay
+    RDY and its packets keep circulating, losslessly."""
+    pairs = 2
+    with HostSession(args.host, f"vdpa_mlx5async0,emu=cx7,queues={pairs},queue_size=256,{FAST}") as s:
+        host = s.host
+        fe = s.track(Frontend(s.sock, pairs, unique("fe"), extra=["--port-topology=loop"]))
+        assert host.cmd(f"wait-ready {2 * pairs} 60", timeout=90)["rdy"] == 2 * pairs
+        fe.send("set fwd io")
+        fe.send("start tx_first")
+        fe.read_until(lambda l: "io packet forwarding" in l, 30)
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as c:
+            c.connect(s.sock)
+        host.read_until(lambda l: "connection closed;" in l and "nothing to clean up" in l, 60)
+        info = host.cmd("info")
+        assert [v["state"] for v in info["vqs"][:2 * pairs]] == [RDY] * (2 * pairs), info
+        # The first bursts go on circulating after the other connection.
+        start = port_stats(fe)[1]
+        for _ in range(200):  # bounded: they circulate within milliseconds
+            if port_stats(fe)[1] > start + 32 * pairs:
+                break
+            time.sleep(0.05)
+        rx, tx = drain(fe)
+        assert tx > start + 32 * pairs and rx == tx, (start, rx, tx)
+        fe.quit()
+        assert host.cmd("wait-vid 0 60", timeout=90)["ok"]
+
+
 def case_log(args):
     """Dirty logging with traffic (tools/vhost-user-guest as the frontend:
     LOG_ALL through SET_LOG_BASE + SET_FEATURES): packets the device loops
@@ -193,7 +224,7 @@ def case_cycles(args):
 
 
 CASES = {"traffic": case_traffic, "cycles": case_cycles, "reconnect": case_reconnect,
-         "log": case_log}
+         "log": case_log, "second-connection": case_second_connection}
 
 if __name__ == "__main__":
     run_case(CASES, ("--host", {"required": True}), ("--cycles", {"type": int, "default": 1000}),

@@ -36,13 +36,24 @@ template <typename Match>
 Result<Context> open_matching(const DevxApi& api, Match match, std::string_view what) {
     int n = 0;
     ibv_device** list = api.get_device_list(&n);
-    if (!list) return unexpected(Error::sys(errno, "ibv_get_device_list"));
+    if (!list || n == 0) {
+        int err = list ? 0 : errno;
+        if (list) api.free_device_list(list);
+        return fail(Errc::NotFound,
+                    "no RDMA device on this machine to find " + std::string(what) + " among" +
+                        (err ? std::string(" (ibv_get_device_list: ") + std::strerror(err) + ")" : "") +
+                        ": is the ConnectX's mlx5_core/mlx5_ib driver loaded? (emu=<profile> needs none)");
+    }
     ibv_device* found = nullptr;
-    for (int i = 0; i < n && !found; ++i)
-        if (match(list[i])) found = list[i];
+    std::string seen;
+    for (int i = 0; i < n; ++i) {
+        if (!found && match(list[i])) found = list[i];
+        seen += (seen.empty() ? "" : ", ") + std::string(api.get_device_name(list[i])) + " (" +
+                pci_of(list[i]) + ")";
+    }
     if (!found) {
         api.free_device_list(list);
-        return fail(Errc::NotFound, "no device " + std::string(what));
+        return fail(Errc::NotFound, "no RDMA device " + std::string(what) + "; the machine has " + seen);
     }
     if (!api.is_supported(found)) {
         api.free_device_list(list);
@@ -75,7 +86,9 @@ Result<Context> Context::open(const DevxApi& api, std::string_view name) {
 }
 
 Result<Context> Context::open_pci(const DevxApi& api, std::string_view bdf) {
-    return open_matching(api, [&](ibv_device* d) { return pci_of(d) == bdf; }, bdf);
+    // sysfs names carry the PCI domain: bb:dd.f is 0000:bb:dd.f.
+    std::string full = bdf.size() == 7 ? "0000:" + std::string(bdf) : std::string(bdf);
+    return open_matching(api, [&](ibv_device* d) { return pci_of(d) == full; }, bdf);
 }
 
 void Context::reset() noexcept {

@@ -76,10 +76,17 @@ std::string describe(const Error& e) {
             n += std::snprintf(buf + n, sizeof buf - n, fmt, a...);
     };
     if (e.code != Errc::Firmware) add("%s: ", errc_name(e.code));
+    // What the failure concerns: a command (opcode, object, queue) or nothing.
+    bool about_command = e.opcode || e.obj_id || e.queue >= 0 || e.code == Errc::Firmware;
     if (e.opcode) add("%s", opcode_name(e.opcode));
-    else add("%s", "-");
+    else if (about_command) add("%s", "-");
     if (e.obj_id) add(" obj 0x%x", e.obj_id);
     if (e.queue >= 0) add(" queue %d", e.queue);
+    if (!about_command && e.sys_errno) {
+        std::string s(buf);
+        return s + (e.what.empty() ? "" : e.what + ": ") + "errno " + std::to_string(e.sys_errno);
+    }
+    if (!about_command) return std::string(buf) + e.what;
     if (e.code == Errc::Firmware)
         add(": %s (0x%x) syndrome 0x%x", status_name(e.fw_status), e.fw_status, e.syndrome);
     else if (e.sys_errno)

@@ -36,6 +36,26 @@ const char* const kStatNames[] = {
 };
 constexpr unsigned kNumStats = sizeof(kStatNames) / sizeof(kStatNames[0]);
 
+// The device serves one vhost connection at a time: the first whose
+// message reaches the driver (set_features, set_vring_state, dev_conf)
+// until its dev_cleanup. vhost attaches every connection of the socket to
+// the device, so a second frontend (or a bare connect, probing the
+// socket) must not reconfigure, stop or clean up the first one's virtqs.
+struct Served {
+    PmdDevice* d = nullptr;
+    int rc = 0;  // when d is null: -ENODEV, or -EBUSY (another vid's device)
+};
+
+Served serving(int vid, const char* op) {
+    PmdDevice* d = find_device_by_vid(vid);
+    if (!d) return {nullptr, -ENODEV};
+    int owner = -1;
+    if (d->vid.compare_exchange_strong(owner, vid) || owner == vid) return {d, 0};
+    MLX5A_LOG(WARNING, "vid %d: %s: %s serves vid %d; this connection is not served", vid, op,
+              d->core->name().c_str(), owner);
+    return {nullptr, -EBUSY};
+}
+
 int fail_op(const char* op, int vid, const Error& e) {
     MLX5A_LOG(ERR, "vid %d: %s: %s", vid, op, prm::describe(e).c_str());
     return to_errno(e);
@@ -67,10 +87,9 @@ int get_protocol_features(rte_vdpa_device* vdpa, uint64_t* features) noexcept {
 }
 
 int dev_conf(int vid) noexcept {
-    PmdDevice* d = find_device_by_vid(vid);
-    if (!d) return -ENODEV;
+    auto [d, busy] = serving(vid, "dev_conf");
+    if (!d) return busy;
     d->core->ledger().mark(core::LedgerPhase::StartRequested);
-    d->vid = vid;
     auto g = read_guest_config(vid);
     if (!g) return fail_op("dev_conf", vid, g.error());
     auto r = d->core->configure(*g);
@@ -84,8 +103,8 @@ int dev_conf(int vid) noexcept {
 }
 
 int dev_close(int vid) noexcept {
-    PmdDevice* d = find_device_by_vid(vid);
-    if (!d) return -ENODEV;
+    auto [d, busy] = serving(vid, "dev_close");
+    if (!d) return busy;
     core::Ledger& ledger = d->core->ledger();
     ledger.mark(core::LedgerPhase::StopRequested);
     if (d->notifiers) d->notifiers->cancel();  // never waited for here (host_notifiers.hpp)
@@ -106,6 +125,11 @@ int dev_close(int vid) noexcept {
 int dev_cleanup(int vid) noexcept {
     PmdDevice* d = find_device_by_vid(vid);
     if (!d) return -ENODEV;
+    if (int owner = d->vid; owner != vid) {
+        MLX5A_LOG(INFO, "vid %d: connection closed; %s serves vid %d: nothing to clean up", vid,
+                  d->core->name().c_str(), owner);
+        return 0;
+    }
     if (d->notifiers) d->notifiers->wait_idle();  // vhost frees the device next
     d->log_follower->stop();
     d->core->cleanup();
@@ -114,14 +138,13 @@ int dev_cleanup(int vid) noexcept {
 }
 
 int set_vring_state(int vid, int vring, int state) noexcept {
-    PmdDevice* d = find_device_by_vid(vid);
-    if (!d) return -ENODEV;
+    auto [d, busy] = serving(vid, "set_vring_state");
+    if (!d) return busy;
     if (vring < 0 || uint32_t(vring) >= d->core->max_virtqs()) {
         MLX5A_LOG(ERR, "vid %d: set_vring_state: ring %d out of range (max %u)", vid, vring,
                   d->core->max_virtqs());
         return -EINVAL;
     }
-    d->vid = vid;
     d->coalescer->record(vid, uint16_t(vring), state != 0);
     return 0;
 }
@@ -130,8 +153,8 @@ int set_vring_state(int vid, int vring, int state) noexcept {
 // on (migration start) or off. While it is on, the log follower keeps the
 // device on vhost's current log (log_follower.hpp).
 int set_features(int vid) noexcept {
-    PmdDevice* d = find_device_by_vid(vid);
-    if (!d) return -ENODEV;
+    auto [d, busy] = serving(vid, "set_features");
+    if (!d) return busy;
     uint64_t features = 0;
     if (rte_vhost_get_negotiated_features(vid, &features) != 0) return -EINVAL;
     if (!(features & core::vfeat::LOG_ALL)) {

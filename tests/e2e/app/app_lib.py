@@ -85,9 +85,9 @@ class App:
         self.log.close()
 
 
-def run_app(args, wd, app_opts):
+def run_app(args, wd, app_opts, vdevs=None):
     """Runs the app to completion; returns (exit status, output lines)."""
-    app = App(args, wd, app_opts)
+    app = App(args, wd, app_opts, vdevs=vdevs)
     try:
         rc = app.wait()
         return rc, app.lines()

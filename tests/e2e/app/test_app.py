@@ -314,7 +314,8 @@ stats 0 all
 
 def case_exit_status(args):
     """Without a frontend: --wait-ready times out with a message and --cycles
-    fails (nothing RDY): both exit 1."""
+    fails (nothing RDY): both exit 1; so does a run whose device's probe
+    failed."""
     wd = Workdir()
     try:
         rc, lines = run_app(args, wd, ["--auto-start", "--wait-ready", "1", "--cycles", "1"])
@@ -332,6 +333,11 @@ def case_exit_status(args):
             assert r["samples"] == 0 and r["failures"] == 2 and r["median_ms"] is None, r
         rc, lines = run_app(args, wd, ["--cycles", "x"])
         assert rc == 2 and any("invalid value 'x' for --cycles" in l for l in lines), lines
+        # A probe that failed: EAL goes on without the device, the app does not.
+        rc, lines = run_app(args, wd, ["--auto-start", "--cycles", "1"],
+                            vdevs=["vdpa_mlx5async0,emu=cx7,emu=cx6dx"])
+        assert rc == 1, f"exit status {rc}:\n" + "\n".join(lines)
+        expect(lines, r"devarg emu given twice", r"^error: no mlx5async device was probed")
     finally:
         wd.close()
 
@@ -438,6 +444,48 @@ def case_serve(args):
         wd.close()
 
 
+def listening(path):
+    """Whether a process listens on unix socket `path` (/proc/net/unix)."""
+    with open("/proc/net/unix") as f:
+        return any(l.split()[-1] == path and int(l.split()[3], 16) & 0x10000
+                   for l in f.readlines()[1:] if len(l.split()) >= 8)
+
+
+def case_sockets(args):
+    """A second app on the same --iface refuses the live socket and leaves it
+    to its owner; a socket left by a killed app (kill -9) is replaced, with
+    a line saying so; a path too long for a unix socket is refused."""
+    wd = Workdir()
+    sock = os.path.join(wd.path, "vhost0")
+    first = App(args, wd, ["--auto-start"])
+    second = third = None
+    try:
+        first.wait_for(r"^running; ")
+        second = App(args, wd, ["--auto-start"])
+        assert second.wait() == 1, "\n".join(second.lines())
+        expect(second.lines(), rf"error: socket {re.escape(sock)} is in use: another process listens on it")
+        assert listening(sock), "the first app's socket went with the second app"
+        os.killpg(first.p.pid, signal.SIGKILL)
+        first.p.wait(30)
+        assert os.path.exists(sock) and not listening(sock), "no stale socket after kill -9"
+        third = App(args, wd, ["--auto-start"])
+        third.wait_for(r"^running; ")
+        expect(third.lines(), rf"removed the stale socket {re.escape(sock)} \(nobody listened on it\)",
+               r"attached to .*vhost0")
+        assert listening(sock)
+        third.p.send_signal(signal.SIGTERM)
+        assert third.wait() == 0, "\n".join(third.lines())
+        long_iface = os.path.join(wd.path, "x" * 120)
+        rc, lines = run_app(args, wd, ["--iface", long_iface, "--auto-start"])
+        assert rc == 1, "\n".join(lines)
+        expect(lines, r"error: socket path .* is 1\d\d bytes long; a unix socket path takes at most 107")
+    finally:
+        for a in (first, second, third):
+            if a:
+                a.kill()
+        wd.close()
+
+
 def case_completion(args):
     """The prompt on a terminal: Tab completes keywords, device names and
     choices (the cmdline library with the app's token types)."""
@@ -493,7 +541,7 @@ def case_completion(args):
 
 CASES = {"script": case_script, "cycles": case_cycles, "trace": case_trace,
          "fault": case_fault, "exit-status": case_exit_status, "interactive": case_interactive,
-         "multi": case_multi, "client": case_client, "serve": case_serve,
+         "multi": case_multi, "client": case_client, "serve": case_serve, "sockets": case_sockets,
          "completion": case_completion}
 
 if __name__ == "__main__":

@@ -79,7 +79,12 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{{"dev", "Mlx5-0"}}, "or an ibv device name"},
         BadCase{{{"queues", "2"}}, "exactly one of emu=<profile> or dev=<PCI address>"},
         BadCase{{{"emu", "cx7"}, {"dev", "08:00.1"}}, "exactly one of"},
-        BadCase{{{"dev", "08:00.1"}, {"emu_query_us", "1"}}, "emu_* keys apply only"}));
+        BadCase{{{"dev", "08:00.1"}, {"emu_query_us", "1"}}, "emu_* keys apply only"},
+        // A key given twice is refused: which one was meant is unknown.
+        BadCase{{{"emu", "cx7"}, {"emu", "cx6dx"}}, "devarg emu given twice (emu=cx7, then emu=cx6dx)"},
+        BadCase{{{"emu", "cx7"}, {"queues", "2"}, {"queues", "2"}}, "devarg queues given twice"},
+        BadCase{{{"emu", "cx7"}, {"emu_query_us", "1"}, {"emu_query_us", "2"}},
+                "devarg emu_query_us given twice"}));
 
 }  // namespace
 }  // namespace mlx5async::core

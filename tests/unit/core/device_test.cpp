@@ -184,6 +184,21 @@ uint64_t modifies(emu::Device& d) {
     return it == c.by_opcode.end() ? 0 : it->second;
 }
 
+// After the frontend left, its rings and memory are gone: nothing resumes.
+TEST_F(DeviceCore, ResumeWithoutAFrontendIsRefused) {
+    open("cx7", 2);
+    enable_all(4);
+    ASSERT_TRUE(dev->configure(guest(4)));
+    std::vector<RingIndexes> out;
+    ASSERT_TRUE(dev->close(out));
+    dev->cleanup();
+    auto r = dev->resume_all();
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, Errc::State);
+    EXPECT_NE(r.error().what.find("no frontend"), std::string::npos) << r.error().what;
+    EXPECT_EQ(phases(4), std::vector<VqPhase>(4, VqPhase::Suspended));
+}
+
 // vhost maps the log anew at each SET_LOG_BASE and unmaps the previous one:
 // the device moves to the new log in one batch, the old registration goes,
 // and nothing is sent while the log stays the same.

@@ -50,6 +50,16 @@ bool is_ibdev_name(std::string_view s) {
     return true;
 }
 
+// "modify_us, query_us, ..." (one list for the messages and the key table).
+const std::string& emu_key_list() {
+    static const std::string list = [] {
+        std::string s;
+        for (auto e : kEmuKeys) s += (s.empty() ? "" : ", ") + std::string(e);
+        return s;
+    }();
+    return list;
+}
+
 Unexpected<Error> bad(std::string_view key, std::string_view value, std::string_view expected) {
     return fail(Errc::InvalidArgument, "devarg " + std::string(key) + "=" + std::string(value) +
                                            ": expected " + std::string(expected));
@@ -74,6 +84,7 @@ Result<Strategy> parse_strategy(std::string_view s) {
 }
 
 const std::vector<std::pair<std::string_view, std::string_view>>& devarg_keys() {
+    static const std::string emu_help = "emulator timing/caps override: " + emu_key_list();
     static const std::vector<std::pair<std::string_view, std::string_view>> keys = {
         {"emu", "emulated device profile: cx6dx|cx7"},
         {"dev", "a ConnectX through rdma-core: PCI address [dddd:]bb:dd.f or ibv device name"},
@@ -86,8 +97,7 @@ const std::vector<std::pair<std::string_view, std::string_view>>& devarg_keys() 
         {"event_mode", "irq|none: vring interrupts through callfds, or none (the frontend "
                        "polls); default irq when the device has QP event mode"},
         {"event_core", "CPU of the kick and interrupt threads, -1..1023 (default -1: any)"},
-        {"emu_<key>", "emulator timing/caps override: modify_us, query_us, create_us, destroy_us, "
-                      "umem_us, jitter_pct, cmd_slots, max_virtqs, freeze_to_rdy, seed"},
+        {"emu_<key>", emu_help},
     };
     return keys;
 }
@@ -95,7 +105,13 @@ const std::vector<std::pair<std::string_view, std::string_view>>& devarg_keys() 
 Result<DeviceConfig> parse_device_config(const KeyValues& kv) {
     DeviceConfig c;
     std::string emu_overrides;
-    for (const auto& [k, v] : kv) {
+    for (size_t i = 0; i < kv.size(); i++) {
+        const auto& [k, v] = kv[i];
+        for (size_t j = 0; j < i; j++)
+            if (kv[j].first == k)
+                return fail(Errc::InvalidArgument, "devarg " + k + " given twice (" + k + "=" +
+                                                       kv[j].second + ", then " + k + "=" + v +
+                                                       "): give each key once");
         if (k == "emu") {
             if (v != "cx6dx" && v != "cx7") return bad(k, v, "cx6dx|cx7");
             c.emu_spec = v;
@@ -145,9 +161,7 @@ Result<DeviceConfig> parse_device_config(const KeyValues& kv) {
             std::string_view sub = std::string_view(k).substr(kEmuPrefix.size());
             bool known = false;
             for (auto e : kEmuKeys) known = known || e == sub;
-            if (!known)
-                return bad(k, v, "an emulator key: modify_us, query_us, create_us, destroy_us, "
-                                 "umem_us, jitter_pct, cmd_slots, max_virtqs, freeze_to_rdy, seed");
+            if (!known) return bad(k, v, "an emulator key: " + emu_key_list());
             auto r = parse_uint(k, v, 0, 10000000);
             MLX5A_CHECK(r);
             emu_overrides += "," + std::string(sub) + "=" + v;

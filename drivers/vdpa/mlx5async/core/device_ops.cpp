@@ -290,6 +290,10 @@ Result<void> Device::suspend_all() {
 Result<void> Device::resume_all() {
     Impl& d = *impl_;
     std::lock_guard lk(d.mu);
+    // Its rings and memory left with the frontend (dev_cleanup): a virtq
+    // started now would run on nobody's memory.
+    if (!d.guest_valid)
+        return fail(Errc::State, "no frontend: nothing to resume (virtqs wait for the next dev_conf)");
     auto sus = rings_in_phase(d.vqs, VqPhase::Suspended);
     if (sus.empty()) return fail(Errc::State, "no SUSPENDed virtq to resume");
     return d.resume_rings(sus, false);
