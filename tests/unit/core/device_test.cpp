@@ -184,6 +184,22 @@ uint64_t modifies(emu::Device& d) {
     return it == c.by_opcode.end() ? 0 : it->second;
 }
 
+// Umem registrations are blocking calls outside the engine's batches: the
+// probe stops at timeout_ms between them instead of running on for
+// 3 x queues x their latency.
+TEST(DeviceOpen, SlowUmemsStopAtTimeoutMs) {
+    DeviceConfig c;
+    c.emu_spec = "cx7,modify_us=0,query_us=0,create_us=0,destroy_us=0,general_us=0,umem_us=20000";
+    c.queues = 16;
+    c.queue_size = 256;
+    c.timeout_ms = 50;
+    auto d = Device::open(c, testing_support::unique_name());
+    ASSERT_FALSE(d);
+    EXPECT_EQ(d.error().code, Errc::Timeout);
+    EXPECT_NE(d.error().what.find("took longer than timeout_ms=50"), std::string::npos)
+        << d.error().what;
+}
+
 // After the frontend left, its rings and memory are gone: nothing resumes.
 TEST_F(DeviceCore, ResumeWithoutAFrontendIsRefused) {
     open("cx7", 2);

@@ -232,14 +232,24 @@ Result<void> Device::Impl::ensure_objects(std::span<const uint16_t> rings, uint1
     }
     const bool with_counters = gcaps.has_obj_type(uint16_t(prm::ObjType::VIRTIO_Q_COUNTERS));
     devx::Batch counters;
+    // Umem registrations are blocking calls outside the engine: the batch
+    // deadline (timeout_ms) is checked between them.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(cfg.timeout_ms);
+    size_t registered = 0;
     for (uint16_t r : todo) {
         Vq& vq = vqs[r];
         for (int n = 0; n < 3; n++) {
             uint64_t sz = vcaps.umem_size(n, size);
             if (vq.umem[n].size() >= sz && vq.umem[n].id()) continue;
+            if (std::chrono::steady_clock::now() > deadline)
+                return fail(Errc::Timeout, "registering the virtqs' umems took longer than timeout_ms=" +
+                                               std::to_string(cfg.timeout_ms) + " (" +
+                                               std::to_string(registered) + " of " +
+                                               std::to_string(3 * todo.size()) + " registered)");
             auto u = devx::Umem::reg(ctx, std::max<uint64_t>(sz, 1));
             MLX5A_CHECK(u);
             vq.umem[n] = std::move(*u);
+            registered++;
         }
         if (with_counters && !vq.counters) {
             std::vector<std::byte> in(prm::kCountersCreateInBytes);
