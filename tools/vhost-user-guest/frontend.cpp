@@ -36,7 +36,7 @@ void Frontend::need_session(const char* what) const {
 
 void Frontend::open_session() {
     if (session_) return;
-    conn_.connect(o_.socket);
+    if (!conn_.connected()) conn_.connect(o_.socket);
     connections_++;
     backend_features_ = conn_.get_u64(GET_FEATURES);
     backend_proto_ = 0;
@@ -139,11 +139,25 @@ int Frontend::set_pairs(int n) {
     return 2 * n;
 }
 
-void Frontend::reconnect() {
+void Frontend::disconnect() {
     conn_.close();
     session_ = false;
     started_ = false;
     log_sent_ = false;
+}
+
+void Frontend::reconnect(int wait_ms) {
+    disconnect();
+    auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+    for (;;) {
+        try {
+            conn_.connect(o_.socket);
+            break;
+        } catch (const VugError&) {
+            if (std::chrono::steady_clock::now() >= end) throw;
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the backend is starting
+        }
+    }
     open_session();
 }
 

@@ -15,6 +15,7 @@ namespace vug {
 
 struct Options {
     std::string socket;
+    bool stay = false;  // a broken connection answers an error and waits for `reconnect`
     int pairs = 1;
     int ring_size = 256;
     int mem_mb = 64;
@@ -47,7 +48,11 @@ public:
     std::vector<uint32_t> stop(bool disable_first);
     void set_enable(int ring, bool on);
     int set_pairs(int n);  // returns the rings enabled
-    void reconnect();
+    // A new connection and session; retries connecting for up to `wait_ms`
+    // while the socket is absent or refuses (a backend restarting).
+    void reconnect(int wait_ms = 0);
+    // The connection broke (the backend went away): forget the session.
+    void disconnect();
     void log_on();
     void log_off();
     void set_base(int ring, uint16_t b);  // -1: every ring

@@ -23,6 +23,7 @@ using vug::UsageError;
 const char* kUsage =
     "usage: vhost-user-guest --socket PATH --pairs N [--ring-size S] [--mem-mb M]\n"
     "         [--regions R] [--gpa-base ADDR] [--base IDX] [--script \"start;stop;quit\"]\n"
+    "         [--stay]     (a broken connection answers an error instead of exiting)\n"
     "commands (stdin, one per line; one JSON line answered per command):\n"
     "  start [dst]          handshake if needed, memory table, every ring, DRIVER_OK\n"
     "                       (dst: QEMU migration-destination order)\n"
@@ -32,7 +33,8 @@ const char* kUsage =
     "  pairs N              enable rings 0..2N-1, disable the rest\n"
     "  log-on | log-off     SET_LOG_BASE + SET_FEATURES(LOG_ALL) | SET_FEATURES\n"
     "  log-dirty | log-clear  dirty pages in the log | zero the log\n"
-    "  reconnect            new connection and session; rings restart from the last bases\n"
+    "  reconnect [MS]       new connection and session, retrying up to MS ms (default 0)\n"
+    "                       while the socket is absent; rings restart from the last bases\n"
     "  base R|all IDX       ring start index (while stopped)\n"
     "  post-tx R N LEN | post-rx R N | used R | bad-desc R | kick R\n"
     "  set-num R NUM        SET_VRING_NUM with any value (fault injection)\n"
@@ -165,7 +167,9 @@ std::string Commands::run(const std::string& line, bool& quit) {
                ",\"used_rings_dirty\":" + list(used_dirty) + ",\"pages\":" + list(pages) + "}";
     }
     if (cmd == "reconnect") {
-        fe_.reconnect();
+        int wait_ms = 0;
+        if (in >> std::ws && !in.eof()) wait_ms = int(num(in, "reconnect wait", 0, 600000));
+        fe_.reconnect(wait_ms);
         return ok + ",\"connections\":" + std::to_string(fe_.connections()) + "}";
     }
     if (cmd == "base") {
@@ -290,6 +294,7 @@ bool parse_args(int argc, char** argv, vug::Options& o) {
         else if (a == "--gpa-base") o.gpa_base = uint64_t(int_val(0, 1l << 52));
         else if (a == "--base") o.base = int(int_val(0, 65535));
         else if (a == "--script") o.script = val();
+        else if (a == "--stay") o.stay = true;
         else if (a == "-h" || a == "--help") return false;
         else throw UsageError("unknown option " + a);
     }
@@ -333,6 +338,10 @@ int main(int argc, char** argv) {
                 answer(cmds.run(line, quit));
             } catch (const UsageError& e) {
                 answer("{\"ok\":false,\"error\":" + json_str(e.what()) + "}");
+            } catch (const vug::VugError& e) {
+                if (!o.stay) throw;
+                fe.disconnect();  // waits for `reconnect`
+                answer("{\"ok\":false,\"connected\":false,\"error\":" + json_str(e.what()) + "}");
             }
         }
     } catch (const UsageError& e) {

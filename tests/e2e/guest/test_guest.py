@@ -297,6 +297,42 @@ def case_errors(args):
         wd.close()
 
 
+def case_restart(args):
+    """The backend dies under a running guest (kill -9) and a new one starts
+    on the same socket: a guest told to stay answers the broken request with
+    an error, `reconnect` (retrying while the new host starts) opens a new
+    session, and its rings run again from the bases of its last stop."""
+    wd = Workdir()
+    host = g = None
+    try:
+        host, sock = make_host(args, wd)
+        g = Guest(args.guest, sock, extra=["--stay"])
+        g.cmd("start")
+        assert host.cmd("wait-ready 32 60", timeout=90)["rdy"] == RINGS
+        bases = g.cmd("stop")["bases"]
+        g.cmd("start")
+        assert host.cmd("wait-ready 32 60", timeout=90)["rdy"] == RINGS
+        host.kill()
+        r = g.cmd("stop", ok=False)
+        assert r["ok"] is False and r["connected"] is False, r
+        os.unlink(sock)  # the killed host's stale socket: the operator's (or vdpa-testpmd's) job
+        g.send("reconnect 60000")  # the new host comes up meanwhile
+        host, _ = make_host(args, wd)
+        r = json.loads(g.read_until(lambda l: l.startswith("{"), 90))
+        assert r.get("ok") is True and r["connections"] == 2, r
+        g.cmd("start")
+        assert host.cmd("wait-ready 32 60", timeout=90)["rdy"] == RINGS
+        info = host.cmd("info")
+        for v in info["vqs"]:
+            assert v["state"] == RDY and v["avail"] == bases[v["index"]], (v, bases)
+        g.quit()
+    finally:
+        for p in (g, host):
+            if p:
+                p.kill()
+        wd.close()
+
+
 def case_bad_guest(args):
     """A guest posts a transmit descriptor outside its memory: the device puts
     that virtq in ERR (OBJECT_CHANGE), the PMD re-creates it from the hardware
@@ -339,7 +375,7 @@ def case_bad_guest(args):
         g.quit()
 
 
-CASES = {"bad-guest": case_bad_guest, "reconnect": case_reconnect, "pairs": case_pairs, "log": case_log,
+CASES = {"bad-guest": case_bad_guest, "reconnect": case_reconnect, "restart": case_restart, "pairs": case_pairs, "log": case_log,
          "errors": case_errors}
 
 if __name__ == "__main__":
