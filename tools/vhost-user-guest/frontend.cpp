@@ -15,7 +15,8 @@ Frontend::Frontend(const Options& o) : o_(o), irqs_(2 * std::max(o.pairs, 1)) {
     if (o.ring_size < 2 || o.ring_size > 32768 || (o.ring_size & (o.ring_size - 1)))
         throw UsageError("--ring-size: expected a power of 2 in 2..32768");
     if (o.mem_mb < 1) throw UsageError("--mem-mb: expected >= 1");
-    mem_ = std::make_unique<GuestMemory>(o.gpa_base, uint64_t(o.mem_mb) << 20, o.regions);
+    mem_ = std::make_unique<GuestMemory>(o.gpa_base, uint64_t(o.mem_mb) << 20, o.regions,
+                                         o.region_gap);
     for (int i = 0; i < 2 * o.pairs; i++) {
         rings_.push_back(std::make_unique<Ring>(*mem_, uint32_t(i), uint16_t(o.ring_size)));
         rings_.back()->set_base(uint16_t(o.base), true);

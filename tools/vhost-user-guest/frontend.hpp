@@ -21,6 +21,7 @@ struct Options {
     int mem_mb = 64;
     int regions = 1;
     uint64_t gpa_base = 0;
+    int64_t region_gap = 0;  // bytes between regions' guest addresses; < 0 overlaps them
     int base = 0;  // initial ring index of every ring
     std::string script;
 };

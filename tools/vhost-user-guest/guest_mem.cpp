@@ -44,7 +44,7 @@ std::atomic_ref<T> at(uint8_t* p) {
 
 // ---------------------------------------------------------------- memory
 
-GuestMemory::GuestMemory(uint64_t base_gpa, uint64_t total, int nregions) {
+GuestMemory::GuestMemory(uint64_t base_gpa, uint64_t total, int nregions, int64_t gap) {
     if (nregions < 1 || nregions > kMaxRegions) throw VugError("regions: expected 1..8");
     if (base_gpa % kPage) throw VugError("guest base address must be 4 KiB aligned");
     uint64_t each = align_up(total / uint64_t(nregions), 1 << 20);
@@ -56,7 +56,7 @@ GuestMemory::GuestMemory(uint64_t base_gpa, uint64_t total, int nregions) {
         r.gpa = gpa;
         r.size = each;
         regions_.push_back(r);
-        gpa += each;
+        gpa += each + uint64_t(gap);
     }
     next_ = kPage;  // keep GPA base+0 unused: address 0 means "no address" to vhost
 }

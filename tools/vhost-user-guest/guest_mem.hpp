@@ -21,7 +21,9 @@ class GuestMemory {
 public:
     // total bytes split into n equal regions, contiguous guest physical
     // addresses from base_gpa.
-    GuestMemory(uint64_t base_gpa, uint64_t total, int nregions);
+    // `gap`: bytes between one region's end and the next one's guest
+    // address (negative: they overlap; fault injection for the backend).
+    GuestMemory(uint64_t base_gpa, uint64_t total, int nregions, int64_t gap = 0);
     ~GuestMemory();
     GuestMemory(const GuestMemory&) = delete;
     GuestMemory& operator=(const GuestMemory&) = delete;

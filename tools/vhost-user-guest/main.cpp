@@ -24,6 +24,7 @@ const char* kUsage =
     "usage: vhost-user-guest --socket PATH --pairs N [--ring-size S] [--mem-mb M]\n"
     "         [--regions R] [--gpa-base ADDR] [--base IDX] [--script \"start;stop;quit\"]\n"
     "         [--stay]     (a broken connection answers an error instead of exiting)\n"
+    "         [--region-gap BYTES]  (between regions' guest addresses; < 0 overlaps them)\n"
     "commands (stdin, one per line; one JSON line answered per command):\n"
     "  start [dst]          handshake if needed, memory table, every ring, DRIVER_OK\n"
     "                       (dst: QEMU migration-destination order)\n"
@@ -292,6 +293,7 @@ bool parse_args(int argc, char** argv, vug::Options& o) {
         else if (a == "--mem-mb") o.mem_mb = int(int_val(1, 1 << 20));
         else if (a == "--regions") o.regions = int(int_val(1, vug::kMaxRegions));
         else if (a == "--gpa-base") o.gpa_base = uint64_t(int_val(0, 1l << 52));
+        else if (a == "--region-gap") o.region_gap = int_val(-(1l << 40), 1l << 62);
         else if (a == "--base") o.base = int(int_val(0, 65535));
         else if (a == "--script") o.script = val();
         else if (a == "--stay") o.stay = true;

@@ -333,6 +333,37 @@ def case_restart(args):
         wd.close()
 
 
+def rss_bytes(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def case_hostile_table(args):
+    """Memory tables the device cannot register (two overlapping regions;
+    a region at GPA 2^60, whose hole needs billions of KLM entries) are
+    refused at dev_conf with one line naming the regions, within bounded
+    memory; the host then serves the next frontend's valid table."""
+    with guest_session(args) as s:
+        host, sock = s.host, s.sock
+        for gap, expect in ((-4096, "overlaps region 0"), (1 << 60, "KLM entries of at most 2 GiB")):
+            g = s.track(Guest(args.guest, sock, extra=["--regions", "2", "--region-gap", str(gap)]))
+            g.cmd("start")
+            host.read_until(lambda l: "memory table refused" in l, 60)
+            assert expect in host.lines[-1], host.lines[-1]
+            assert rss_bytes(host.p.pid) < 1 << 30, rss_bytes(host.p.pid)
+            info = host.cmd("info")
+            assert all(v["state"] != RDY for v in info["vqs"]), info
+            g.quit()
+            assert host.cmd("wait-vid 0 60", timeout=90)["ok"]
+        g = s.track(Guest(args.guest, sock))
+        g.cmd("start")
+        assert host.cmd("wait-ready 32 60", timeout=90)["rdy"] == RINGS
+        g.quit()
+
+
 def case_bad_guest(args):
     """A guest posts a transmit descriptor outside its memory: the device puts
     that virtq in ERR (OBJECT_CHANGE), the PMD re-creates it from the hardware
@@ -375,7 +406,8 @@ def case_bad_guest(args):
         g.quit()
 
 
-CASES = {"bad-guest": case_bad_guest, "reconnect": case_reconnect, "restart": case_restart, "pairs": case_pairs, "log": case_log,
+CASES = {"bad-guest": case_bad_guest, "reconnect": case_reconnect, "restart": case_restart,
+         "hostile-table": case_hostile_table, "pairs": case_pairs, "log": case_log,
          "errors": case_errors}
 
 if __name__ == "__main__":

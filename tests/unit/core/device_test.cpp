@@ -200,6 +200,46 @@ TEST(DeviceOpen, SlowUmemsStopAtTimeoutMs) {
         << d.error().what;
 }
 
+// A memory table the device cannot register is refused, naming the
+// region, before anything is registered or allocated: overlapping regions
+// (the hole size underflowed and KLM building ran out of memory), a region
+// far away (2^60: billions of KLM entries), an unaligned or wrapping one.
+// The device then serves the next, valid table.
+TEST_F(DeviceCore, HostileMemoryTablesAreRefusedAndTheNextOneServed) {
+    open("cx7", 2);
+    enable_all(4);
+    const uint64_t ram = guest_ram();
+    const uint64_t G = 1ull << 30;
+    struct Case {
+        std::vector<MemRegion> mem;
+        const char* expect;
+    } cases[] = {
+        {{{0, 64 << 20, ram}, {(64 << 20) - 4096, 64 << 20, ram + (128 << 20)}},
+         "region 1 [gpa 0x3fff000, +0x4000000) at 0x"},
+        {{{0, 64 << 20, ram}, {1ull << 60, 64 << 20, ram + (128 << 20)}}, "KLM entries of at most 2 GiB"},
+        {{{0x1000, 0x1800, ram}}, "is not 4 KiB aligned"},
+        {{{~0ull - 0xfff, 0x2000, ram}}, "wraps around"},
+    };
+    auto before = emu_dev().object_counts();
+    for (const auto& c : cases) {
+        GuestConfig g = guest(4);
+        g.mem = c.mem;
+        auto r = dev->configure(g);
+        ASSERT_FALSE(r) << c.expect;
+        EXPECT_EQ(r.error().code, Errc::InvalidArgument);
+        EXPECT_NE(r.error().what.find(c.expect), std::string::npos) << r.error().what;
+        EXPECT_NE(r.error().what.find("memory table refused"), std::string::npos);
+        auto now = emu_dev().object_counts();
+        EXPECT_EQ(now.umems, before.umems);
+        EXPECT_EQ(now.mkeys, before.mkeys);
+    }
+    EXPECT_EQ(phases(4), std::vector<VqPhase>(4, VqPhase::Init));
+    GuestConfig ok = guest_in_ram(4);
+    ok.mem = {{0, G, ram}};
+    ASSERT_TRUE(dev->configure(ok));
+    EXPECT_EQ(phases(4), std::vector<VqPhase>(4, VqPhase::Ready));
+}
+
 // After the frontend left, its rings and memory are gone: nothing resumes.
 TEST_F(DeviceCore, ResumeWithoutAFrontendIsRefused) {
     open("cx7", 2);

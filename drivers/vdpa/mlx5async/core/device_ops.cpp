@@ -29,10 +29,15 @@ Result<void> Device::configure(const GuestConfig& g) {
             return fail(Errc::InvalidArgument, "vring " + std::to_string(vr.index) +
                                                    " beyond the device's " +
                                                    std::to_string(d.vqs.size()) + " virtqs");
+    const uint64_t registrations = d.mem.registrations;
+    // No-op while the table is unchanged; a refused table leaves no guest
+    // for later ring enables to start.
+    if (auto m = d.update_memory(g.mem); !m) {
+        d.guest_valid = false;
+        return m;
+    }
     d.guest = g;
     d.guest_valid = true;
-    const uint64_t registrations = d.mem.registrations;
-    MLX5A_CHECK(d.update_memory(g.mem));  // no-op while the table is unchanged
     d.ledger.mark(LedgerPhase::MemoryRegistered);
     // Rings vhost has not enabled stay as they are (set_vring_state brings them).
     std::vector<uint16_t> start;

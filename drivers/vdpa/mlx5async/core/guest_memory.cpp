@@ -3,6 +3,8 @@
 #include "guest_memory.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <string>
 
 #include "common/base/log_sink.hpp"
 #include "common/prm/mkey.hpp"
@@ -33,7 +35,47 @@ bool has_holes(const std::vector<MemRegion>& r) {
     return false;
 }
 
+constexpr uint64_t kPage = 4096;
+
+uint64_t klm_entries(uint64_t bytes) { return (bytes + kMaxKlmBytes - 1) / kMaxKlmBytes; }
+
+std::string region_text(size_t i, const MemRegion& r) {
+    char b[120];
+    std::snprintf(b, sizeof b, "region %zu [gpa 0x%llx, +0x%llx) at 0x%llx", i,
+                  static_cast<unsigned long long>(r.guest_phys_addr),
+                  static_cast<unsigned long long>(r.size),
+                  static_cast<unsigned long long>(r.host_addr));
+    return b;
+}
+
 }  // namespace
+
+Result<void> validate_table(const std::vector<MemRegion>& t) {
+    auto refuse = [](const std::string& why) {
+        return fail(Errc::InvalidArgument, "memory table refused: " + why);
+    };
+    uint64_t entries = 0;
+    for (size_t i = 0; i < t.size(); i++) {
+        const MemRegion& r = t[i];
+        if ((r.guest_phys_addr | r.host_addr | r.size) % kPage)
+            return refuse(region_text(i, r) + " is not 4 KiB aligned");
+        if (r.guest_phys_addr + r.size < r.guest_phys_addr || r.host_addr + r.size < r.host_addr)
+            return refuse(region_text(i, r) + " wraps around the address space");
+        if (i > 0) {
+            const MemRegion& p = t[i - 1];
+            uint64_t prev_end = p.guest_phys_addr + p.size;
+            if (r.guest_phys_addr < prev_end)
+                return refuse(region_text(i, r) + " overlaps " + region_text(i - 1, p));
+            entries += klm_entries(r.guest_phys_addr - prev_end);  // the hole before it
+        }
+        entries += klm_entries(r.size);
+        if (entries > kMaxKlmEntries)
+            return refuse("regions and holes up to " + region_text(i, r) + " need " +
+                          std::to_string(entries) + " KLM entries of at most 2 GiB; an mkey takes " +
+                          std::to_string(kMaxKlmEntries));
+    }
+    return {};
+}
 
 std::vector<MemRegion> sorted_regions(std::vector<MemRegion> regions) {
     std::erase_if(regions, [](const MemRegion& r) { return r.size == 0; });
@@ -125,6 +167,7 @@ Result<MemRegistration> Device::Impl::register_memory(std::vector<MemRegion> reg
 Result<void> Device::Impl::update_memory(const std::vector<MemRegion>& table) {
     auto want = sorted_regions(table);
     if (same_regions(mem.current.regions, want)) return {};  // e.g. a migration resume
+    MLX5A_CHECK(validate_table(want));
     MemRegistration next;
     if (!want.empty()) {
         auto r = register_memory(std::move(want));

@@ -15,7 +15,9 @@
 #include <utility>
 #include <vector>
 
+#include "common/base/result.hpp"
 #include "common/devx/raii.hpp"
+#include "common/prm/mkey.hpp"
 #include "guest.hpp"
 
 namespace mlx5async::core {
@@ -60,5 +62,17 @@ struct GuestMemory {
 
 // The regions in GPA order (what registration and comparison use).
 std::vector<MemRegion> sorted_regions(std::vector<MemRegion> regions);
+
+// A DevX command's input length is 16 bits in the kernel's uverbs ABI (as
+// DPDK's MLX5_DEVX_MAX_KLM_ENTRIES): the KLM entries one indirect mkey can
+// carry, each covering at most 2 GiB of a region or of a hole.
+inline constexpr size_t kMaxKlmEntries = (UINT16_MAX - prm::kCreateMkeyInBytes) / prm::kKlmBytes;
+
+// A memory table the device can register (sorted regions): every region
+// page-aligned (guest address, host address, size) with no address range
+// wrapping, no two overlapping, and few enough KLM entries for regions and
+// holes. InvalidArgument naming the region(s) otherwise; nothing is
+// registered or allocated for a refused table.
+Result<void> validate_table(const std::vector<MemRegion>& sorted);
 
 }  // namespace mlx5async::core
