@@ -110,7 +110,9 @@ void CommandInterface::grant_slots(bool* wake_fw) {
         counters_.peak_slots = std::max(counters_.peak_slots, ++slots_used_);
         p->started = true;
         p->tr.start_ns = clock_.now_ns();
-        p->due = p->tr.start_ns + latency_ns(p->desc.opcode) + p->timing.extra_ns;
+        // A hung command is answered by nobody: the kernel's timeout ends it.
+        p->due = p->tr.start_ns + (p->timing.hang ? int64_t(profile_.timing.cmd_timeout_ms) * 1'000'000
+                                                  : latency_ns(p->desc.opcode) + p->timing.extra_ns);
         running_.push_back(p.get());
         granted = true;
         // Only a due time earlier than the firmware thread's sleep target
@@ -127,8 +129,7 @@ void CommandInterface::grant_slots(bool* wake_fw) {
 // Never before the due time: the modelled latency is a lower bound (the
 // steady clock gets waiters running at it instead of counting early).
 bool CommandInterface::reached(const Pending& p) const {
-    return p.started && !p.timing.hang &&
-           (p.forced || clock_.now_ns() >= p.due);
+    return p.started && (p.forced || clock_.now_ns() >= p.due);
 }
 
 // Under mu_: release what the command held, record it.
@@ -173,12 +174,13 @@ CmdOutcome CommandInterface::run_blocking(const CmdDesc& d, CmdTiming t, CmdFn f
     }
     slot_queue_.push_back(p);
     grant_slots();
-    while (!closing_ && !reached(*p))
-        clock_.wait_until(lk, p->cv, p->timing.hang || !p->started ? kNever : p->due);
-    bool aborted = !reached(*p);
+    while (!closing_ && !reached(*p)) clock_.wait_until(lk, p->cv, !p->started ? kNever : p->due);
+    // Hung: the kernel gave up on it (ETIMEDOUT); not reached: the device closed.
+    bool timed_out = p->timing.hang && reached(*p);
+    bool aborted = !reached(*p) || timed_out;
     lk.unlock();
     CmdOutcome o = p->fn(aborted);
-    if (aborted) o.err = ENXIO;
+    if (aborted) o.err = timed_out ? ETIMEDOUT : ENXIO;
     lk.lock();
     finish(*p, o, lk);
     return o;
@@ -222,7 +224,7 @@ CommandInterface::PendingPtr CommandInterface::next_due_async(int64_t& next_due)
             async_.erase(it);
             return p;
         }
-        if ((*it)->started && !(*it)->timing.hang) next_due = std::min(next_due, (*it)->due);
+        if ((*it)->started) next_due = std::min(next_due, (*it)->due);
     }
     return nullptr;
 }
@@ -239,7 +241,7 @@ void CommandInterface::fw_loop() {
         PendingPtr p = next_due_async(next_due);
         if (p) {
             if (!round) round.emplace();
-            bool aborted = !reached(*p);
+            bool aborted = !reached(*p) || p->timing.hang;  // closed, or the kernel's timeout
             lk.unlock();
             CmdOutcome o = p->fn(aborted);
             lk.lock();

@@ -20,7 +20,8 @@ struct FaultMatch {
 
 enum class FaultAction : uint8_t {
     Fail,   // not executed; output carries status + syndrome
-    Hang,   // holds its slot until the device closes (then ENXIO / flushed)
+    Hang,   // holds its slot until the kernel's command timeout (Timing::cmd_timeout_ms:
+            // ETIMEDOUT / a failed completion) or the device closes (ENXIO / flushed)
     Busy,   // the call returns EBUSY without reaching the firmware
     Delay,  // executes normally after extra_ns more
 };

@@ -80,6 +80,7 @@ Result<void> apply_key(Profile& p, std::string_view k, std::string_view v) {
         {"umem_us", &p.timing.umem_us, 10'000'000},     {"general_us", &p.timing.general_us, 10'000'000},
         {"jitter_pct", &p.timing.jitter_pct, 100},      {"max_inflight", &p.max_inflight, 1024},
         {"cmd_slots", &p.cmd_slots, 1024},              {"max_virtqs", &p.virtio.max_num_virtio_queues, 4096},
+        {"cmd_timeout_ms", &p.timing.cmd_timeout_ms, 3'600'000},
     };
     for (const auto& key : keys)
         if (k == key.name) return set_u32(*key.dst, k, v, key.max);

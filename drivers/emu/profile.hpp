@@ -21,6 +21,9 @@ struct Timing {
     uint32_t destroy_us = 400;  // DESTROY_GENERAL_OBJECT (estimate)
     uint32_t umem_us = 150;     // CREATE_UMEM / DESTROY_UMEM (estimate: page pinning)
     uint32_t general_us = 50;   // QUERY_HCA_CAP, PD, UAR, VAR (estimate)
+    // A command the firmware never answers fails after this, as mlx5_core's
+    // command timeout (MLX5_CMD_TIMEOUT_MSEC, 60 s) fails it with ETIMEDOUT.
+    uint32_t cmd_timeout_ms = 60'000;
     uint32_t jitter_pct = 0;    // each latency scaled by 1 +- U(jitter_pct/100)
 };
 
@@ -41,7 +44,7 @@ struct Profile {
 Result<Profile> builtin_profile(std::string_view name);
 
 // "profile[,key=value...]". Keys: modify_us query_us create_us destroy_us
-// umem_us general_us jitter_pct max_inflight cmd_slots max_virtqs
+// umem_us general_us cmd_timeout_ms jitter_pct max_inflight cmd_slots max_virtqs
 // freeze_to_rdy clock=steady|manual seed. Unknown keys and bad values are
 // InvalidArgument.
 Result<Profile> parse_spec(std::string_view spec);

@@ -157,6 +157,42 @@ TEST_F(Faults, HangEndsAtDeviceCloseBlockingWithEnxioAsyncFlushed) {
     A.destroy_cmd_comp(cc);
 }
 
+// A command the firmware never answers fails after the kernel's command
+// timeout (mlx5_core: 60 s), blocking with ETIMEDOUT, async with a failed
+// completion; its slot comes back, the object is unchanged, and the next
+// command runs.
+TEST_F(Faults, HangEndsAtTheKernelsCommandTimeout) {
+    close_all();
+    open_device(std::string("cx7,") + kZeroLatency + ",cmd_timeout_ms=50");
+    Vq vq = virtq_in_state(VirtqState::RDY);
+    FaultRule r;
+    r.match.obj_id = vq.id;
+    r.match.nth = 1;
+    r.action = FaultAction::Hang;
+    dev_->faults().add(r);
+    prm::VirtqAttr s;
+    s.state = VirtqState::SUSPEND;
+    EXPECT_EQ(modify_virtq(vq, s, mb::STATE).rc, ETIMEDOUT);
+    EXPECT_EQ(state_of(vq), VirtqState::RDY);
+    EXPECT_EQ(dev_->inflight(), 0u);
+    dev_->faults().add(r);  // nth=1 again: the next command hangs
+    auto* cc = A.create_cmd_comp(ctx_);
+    ASSERT_NE(cc, nullptr);
+    std::vector<std::byte> in(16);
+    prm::encode_query_virtq(vq.id, in);
+    ASSERT_EQ(A.obj_query_async(vq.obj, in.data(), in.size(), prm::kVirtqQueryOutBytes, 9, cc), 0);
+    pollfd p{cc->fd, POLLIN, 0};
+    ASSERT_EQ(::poll(&p, 1, 10000), 1);
+    alignas(8) std::byte buf[8 + prm::kVirtqQueryOutBytes];
+    auto* hdr = reinterpret_cast<mlx5dv_devx_async_cmd_hdr*>(buf);
+    ASSERT_EQ(A.get_async_cmd_comp(cc, hdr, sizeof buf), 0);
+    EXPECT_EQ(hdr->wr_id, 9u);
+    EXPECT_NE(prm::get_bits(std::span<const std::byte>(buf + 8, 16), 0, 8), 0u);  // failed
+    EXPECT_EQ(modify_virtq(vq, s, mb::STATE).rc, 0);  // the device goes on
+    EXPECT_EQ(state_of(vq), VirtqState::SUSPEND);
+    A.destroy_cmd_comp(cc);
+}
+
 TEST_F(Faults, ForcedErrorVisibleInQuery) {
     Vq vq = virtq_in_state(VirtqState::RDY);
     ASSERT_TRUE(dev_->force_virtq_error(vq.id, 0x3));

@@ -9,7 +9,7 @@ namespace {
 // emu_<key> devargs are forwarded into the emulator spec ("cx7,modify_us=0").
 constexpr std::string_view kEmuPrefix = "emu_";
 constexpr std::string_view kEmuKeys[] = {"modify_us", "query_us", "create_us", "destroy_us",
-                                         "umem_us",   "jitter_pct", "cmd_slots", "max_virtqs",
+                                         "umem_us",   "cmd_timeout_ms", "jitter_pct", "cmd_slots", "max_virtqs",
                                          "freeze_to_rdy", "seed"};
 
 Result<uint64_t> parse_uint(std::string_view key, std::string_view v, uint64_t lo, uint64_t hi) {
