@@ -7,7 +7,9 @@
 #include <sys/mman.h>
 
 #include <atomic>
+#include <chrono>
 #include <memory>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -37,12 +39,15 @@ struct Fixture : ::testing::Test {
     std::unique_ptr<Device> dev;
     std::string name;
     EventMode event_mode = EventMode::Irq;
+    uint32_t timeout_ms = 2000;  // DeviceConfig's
+    std::string emu_extra;       // appended to the emulator spec
 
     void open(const std::string& profile, uint32_t queues, uint32_t max_inflight = 16,
               Strategy s = Strategy::Async) {
         DeviceConfig c;
         c.error_window_ms = 3600 * 1000;  // the rate limit must not depend on test speed
-        c.emu_spec = profile + kFast;
+        c.emu_spec = profile + kFast + emu_extra;
+        c.timeout_ms = timeout_ms;
         c.queues = queues;
         c.queue_size = 256;
         c.max_inflight = max_inflight;
@@ -102,6 +107,17 @@ struct Fixture : ::testing::Test {
         auto v = dev->vq_info();
         for (uint32_t i = 0; i < rings; i++) p.push_back(v[i].phase);
         return p;
+    }
+    // Polls a device-side condition a test cannot be woken for, up to a
+    // generous deadline (a late command landing).
+    template <typename P>
+    static bool eventually(P pred) {
+        auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+        while (!pred()) {
+            if (std::chrono::steady_clock::now() > end) return false;
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        return true;
     }
     emu::VirtqInfo fw(uint16_t ring) {
         auto v = dev->vq_info();

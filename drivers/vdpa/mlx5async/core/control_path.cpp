@@ -157,6 +157,7 @@ Result<void> Device::Impl::suspend_rings(std::span<const uint16_t> rings) {
         }
         // Indexes stay the last known-good ones; the engine logged the step.
         vq.errors++;
+        vq.unsure = true;
         if (first) first = unexpected((mod.ok() ? qry : mod).error());
     }
     if (profile_modify_ns)
@@ -209,10 +210,12 @@ Result<void> Device::Impl::resume_rings(std::span<const uint16_t> rings, bool vh
         Vq& vq = vqs[e.queue];
         if (i >= starts) {
             if (e.ok()) vq.attr.virtio_q_mkey = sent[i].virtio_q_mkey;
+            else vq.unsure = true;  // a late repoint may still land
             continue;
         }
         if (!e.ok()) {
             vq.errors++;
+            vq.unsure = true;
             if (first) first = unexpected(e.steps[0].error());
             continue;
         }
@@ -229,6 +232,64 @@ Result<void> Device::Impl::resume_rings(std::span<const uint16_t> rings, bool vh
     t.total_ns = steady_ns() - t0;
     last[size_t(Op::Resume)] = t;
     return first;
+}
+
+// The virtqs whose last command failed or timed out. A command that timed
+// out is still the firmware's: it may complete (and take effect) later, so
+// every late command is waited for first (Engine::drain, bounded by
+// timeout_ms), then the virtqs are queried in one batch and the driver's
+// mirror takes the device's state, indexes and fields. A virtq whose
+// command is still unanswered stays unsure.
+Result<void> Device::Impl::reconcile() {
+    std::vector<uint16_t> todo;
+    for (Vq& vq : vqs) {
+        if (vq.unsure && !vq.obj) vq.unsure = false;  // nothing left to disagree with
+        if (vq.unsure) todo.push_back(vq.index);
+    }
+    if (todo.empty()) return {};
+    if (!engine->drain(std::chrono::steady_clock::now() + std::chrono::milliseconds(cfg.timeout_ms)))
+        return still_unsure("their last command is still unanswered");
+    devx::Batch b;
+    for (uint16_t r : todo) b.add(devx::Command::query_virtq(vqs[r].obj, r));
+    auto res = run(std::move(b), BatchKind::Recovery, nullptr);
+    for (auto& e : res.entries) {
+        const auto& step = e.steps.at(0);
+        if (step.ok() && step.virtq) learn(vqs[e.queue], *step.virtq);
+    }
+    return still_unsure("their state could not be queried");
+}
+
+void Device::Impl::learn(Vq& vq, const prm::VirtqAttr& q) {
+    vq.attr = q;  // what the device holds, late commands' fields included
+    vq.attr.modify_field_select = 0;
+    vq.fw_state = uint8_t(q.state);
+    switch (q.state) {
+    case prm::VirtqState::INIT: set_phase(vq, VqPhase::Init); break;
+    case prm::VirtqState::RDY: set_phase(vq, VqPhase::Ready); break;
+    case prm::VirtqState::SUSPEND:
+        vq.saved_avail = q.hw_available_index;  // where it really stopped
+        vq.saved_used = q.hw_used_index;
+        set_phase(vq, VqPhase::Suspended);
+        break;
+    case prm::VirtqState::ERR:
+        vq.error_type = q.error_type;
+        set_phase(vq, VqPhase::Error);
+        break;
+    }
+    vq.unsure = false;
+    logf(LogLevel::Info, "%s: virtq %u: state learned from the device: %s, avail %u used %u",
+         name.c_str(), vq.index, prm::virtq_state_name(q.state), q.hw_available_index,
+         q.hw_used_index);
+}
+
+// An error naming the virtqs still unsure (none: success): the device may
+// run them whatever the driver last told it.
+Result<void> Device::Impl::still_unsure(const char* why) const {
+    std::string list;
+    for (const Vq& vq : vqs)
+        if (vq.unsure) list += (list.empty() ? "virtq " : ", ") + std::to_string(vq.index);
+    if (list.empty()) return {};
+    return fail(Errc::State, list + ": state unknown, " + why + "; it may still run");
 }
 
 }  // namespace mlx5async::core

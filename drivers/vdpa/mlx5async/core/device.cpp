@@ -228,7 +228,18 @@ Result<void> Device::Impl::ensure_objects(std::span<const uint16_t> rings, uint1
     if (todo.empty()) return {};
     if (!destroys.empty()) {
         auto res = run(std::move(destroys), BatchKind::Setup, nullptr);
-        if (!res.ok()) return fail(Errc::Firmware, "destroying virtqs to re-create them failed");
+        Result<void> first = {};
+        for (auto& e : res.entries) {
+            if (e.ok()) {
+                vqs[e.queue].unsure = false;  // gone: nothing left to disagree with
+                continue;
+            }
+            Vq& vq = vqs[e.queue];  // still there: kept, to be destroyed again
+            vq.obj = std::move(e.steps[0].obj);
+            set_phase(vq, VqPhase::Error);
+            if (first) first = unexpected(e.steps[0].error());
+        }
+        MLX5A_CHECK(first);
     }
     const bool with_counters = gcaps.has_obj_type(uint16_t(prm::ObjType::VIRTIO_Q_COUNTERS));
     devx::Batch counters;

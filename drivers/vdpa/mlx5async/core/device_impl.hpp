@@ -39,6 +39,10 @@ struct Vq {
     uint16_t saved_avail = 0;     // last known-good indexes
     uint16_t saved_used = 0;
     bool enabled = false;         // vhost's view (set_vring_state)
+    // Its last command failed or timed out: the device may be in another
+    // state than `phase` (a MODIFY that timed out can still land). Learned
+    // by reconcile() before the virtq is used again.
+    bool unsure = false;
     bool vhost_base = false;      // not started since dev_conf: vhost's indexes apply
     uint8_t fw_state = 0xff;
     uint8_t error_type = 0;
@@ -109,6 +113,9 @@ struct Device::Impl {
     // control_path.cpp
     devx::BatchResult run(devx::Batch&& b, BatchKind kind, OpTiming* t);
     void record_spans(const devx::BatchResult& r, BatchKind kind);
+    Result<void> reconcile();
+    void learn(Vq& vq, const prm::VirtqAttr& queried);
+    Result<void> still_unsure(const char* what) const;
     Result<void> suspend_rings(std::span<const uint16_t> rings);
     Result<void> resume_rings(std::span<const uint16_t> rings, bool vhost_indexes);
     prm::VirtqAttr start_attr(const Vq& vq, const VringConfig* vr, bool vhost_indexes) const;

@@ -12,11 +12,19 @@
 namespace mlx5async::core {
 namespace {
 
+// An unsure virtq (reconcile() could not learn it) is left alone: a command
+// built on a phase it may not be in would fail, or undo what a late
+// command did.
 std::vector<uint16_t> rings_in_phase(const std::vector<Vq>& vqs, VqPhase p) {
     std::vector<uint16_t> v;
     for (const Vq& q : vqs)
-        if (q.phase == p) v.push_back(q.index);
+        if (q.phase == p && !q.unsure) v.push_back(q.index);
     return v;
+}
+
+// The first failure: `earlier` (reconcile's) before `later`.
+Result<void> first_error(Result<void> earlier, Result<void> later) {
+    return earlier ? later : earlier;
 }
 
 }  // namespace
@@ -29,6 +37,7 @@ Result<void> Device::configure(const GuestConfig& g) {
             return fail(Errc::InvalidArgument, "vring " + std::to_string(vr.index) +
                                                    " beyond the device's " +
                                                    std::to_string(d.vqs.size()) + " virtqs");
+    Result<void> known = d.reconcile();
     const uint64_t registrations = d.mem.registrations;
     // No-op while the table is unchanged; a refused table leaves no guest
     // for later ring enables to start.
@@ -46,7 +55,7 @@ Result<void> Device::configure(const GuestConfig& g) {
         // Enabled later (set_vring_state): it starts from this session's
         // vhost indexes, not from a previous session's suspend.
         vq.vhost_base = !vq.enabled;
-        if (!vq.enabled) continue;
+        if (!vq.enabled || vq.unsure) continue;
         start.push_back(vr.index);
         // A different ring size needs a new object (queue_size is not modifiable).
         if (vq.phase != VqPhase::Absent && vq.size != vr.size) {
@@ -90,16 +99,18 @@ Result<void> Device::configure(const GuestConfig& g) {
             logf(LogLevel::Warning, "%s: kick relay: %s", d.name.c_str(), to_string(k.error()).c_str());
         d.kick_relay->set_open(true);
     }
-    return r;
+    return first_error(known, r);
 }
 
 Result<void> Device::close(std::vector<RingIndexes>& out) {
     Impl& d = *impl_;
     std::lock_guard lk(d.mu);
-    auto ready = rings_in_phase(d.vqs, VqPhase::Ready);
     if (d.kick_relay) d.kick_relay->set_open(false);  // gated, kept registered
     d.ledger.mark(LedgerPhase::SuspendIssued);
-    Result<void> r = d.suspend_rings(ready);
+    Result<void> known = d.reconcile();
+    auto ready = rings_in_phase(d.vqs, VqPhase::Ready);
+    // A virtq that may still run is never reported stopped.
+    Result<void> r = first_error(known, d.suspend_rings(ready));
     d.ledger.mark(LedgerPhase::SuspendDone);
     out.clear();
     for (const auto& vr : d.guest.vrings) {
@@ -113,7 +124,7 @@ Result<void> Device::close(std::vector<RingIndexes>& out) {
         } else {
             ri.last_avail_idx = vq.saved_avail;
             ri.last_used_idx = vq.saved_used;
-            ri.from_device = vq.phase == VqPhase::Suspended;
+            ri.from_device = vq.phase == VqPhase::Suspended && !vq.unsure;
         }
         out.push_back(ri);
     }
@@ -160,15 +171,16 @@ uint64_t Device::irq_calls(uint16_t ring) const {
 Result<void> Device::flush_vring_states(std::vector<RingIndexes>& disabled) {
     Impl& d = *impl_;
     std::lock_guard lk(d.mu);
+    Result<void> r = d.reconcile();
     std::vector<uint16_t> stop, start;
     for (const Vq& vq : d.vqs) {
+        if (vq.unsure) continue;
         if (!vq.enabled && vq.phase == VqPhase::Ready) stop.push_back(vq.index);
         bool known = false;
         for (const auto& vr : d.guest.vrings) known = known || vr.index == vq.index;
         if (vq.enabled && known && d.guest_valid && vq.phase != VqPhase::Ready) start.push_back(vq.index);
     }
-    Result<void> r = {};
-    if (!stop.empty()) r = d.suspend_rings(stop);
+    if (!stop.empty()) r = first_error(r, d.suspend_rings(stop));
     for (uint16_t s : stop)
         disabled.push_back({s, d.vqs[s].saved_avail, d.vqs[s].saved_used,
                             d.vqs[s].phase == VqPhase::Suspended});
@@ -286,10 +298,12 @@ bool Device::dirty_logging() const {
 Result<void> Device::suspend_all() {
     Impl& d = *impl_;
     std::lock_guard lk(d.mu);
+    Result<void> known = d.reconcile();
     auto ready = rings_in_phase(d.vqs, VqPhase::Ready);
+    if (!known && ready.empty()) return known;
     if (ready.empty())
         return fail(Errc::State, "no RDY virtq to suspend (is a frontend connected and started?)");
-    return d.suspend_rings(ready);
+    return first_error(known, d.suspend_rings(ready));
 }
 
 Result<void> Device::resume_all() {
@@ -299,9 +313,11 @@ Result<void> Device::resume_all() {
     // started now would run on nobody's memory.
     if (!d.guest_valid)
         return fail(Errc::State, "no frontend: nothing to resume (virtqs wait for the next dev_conf)");
+    Result<void> known = d.reconcile();
     auto sus = rings_in_phase(d.vqs, VqPhase::Suspended);
+    if (!known && sus.empty()) return known;
     if (sus.empty()) return fail(Errc::State, "no SUSPENDed virtq to resume");
-    return d.resume_rings(sus, false);
+    return first_error(known, d.resume_rings(sus, false));
 }
 
 Result<prm::VirtqCounters> Device::counters(uint16_t ring) {

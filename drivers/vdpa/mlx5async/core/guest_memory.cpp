@@ -222,15 +222,17 @@ void Device::Impl::release_retired_logs() {
 // mkey (SUSPEND/INIT: MODIFY to 0; RDY ones are suspended first, objects in
 // ERR destroyed), then every registration is destroyed.
 void Device::Impl::unregister_memory() {
+    if (auto k = reconcile(); !k)  // those left unsure are destroyed: nothing else stops them
+        logf(LogLevel::Error, "%s: %s", name.c_str(), prm::describe(k.error()).c_str());
     std::vector<uint16_t> ready;
     for (const Vq& vq : vqs)
-        if (vq.phase == VqPhase::Ready && vq.attr.virtio_q_mkey) ready.push_back(vq.index);
+        if (vq.phase == VqPhase::Ready && !vq.unsure && vq.attr.virtio_q_mkey) ready.push_back(vq.index);
     if (!ready.empty()) (void)suspend_rings(ready);
     devx::Batch b;
     std::vector<prm::VirtqAttr> sent;
     for (Vq& vq : vqs) {
         if (!vq.obj || !vq.attr.virtio_q_mkey) continue;
-        if (vq.phase != VqPhase::Init && vq.phase != VqPhase::Suspended) {
+        if (vq.unsure || (vq.phase != VqPhase::Init && vq.phase != VqPhase::Suspended)) {
             b.add(devx::Command::destroy(std::move(vq.obj), vq.index));
             vq.phase = VqPhase::Absent;  // ensure_objects re-creates it
             sent.push_back({});
@@ -251,6 +253,7 @@ void Device::Impl::unregister_memory() {
         if (e.steps[0].kind == devx::CmdKind::Destroy) {
             if (e.ok()) {
                 vq.attr = {};
+                vq.unsure = false;
             } else {  // still there, still naming the mkey
                 vq.obj = std::move(e.steps[0].obj);
                 vq.phase = VqPhase::Error;
