@@ -99,6 +99,14 @@ struct rte_pmd_mlx5async_dev_info {
 	uint64_t modify_ns;     /* emulated profile latency per MODIFY (0: hardware) */
 	uint64_t query_ns;      /* emulated profile latency per QUERY (0: hardware) */
 	uint32_t fw_max_inflight; /* emulated firmware throttle (0: hardware) */
+	/* Firmware commands the device has not answered after their batch gave
+	 * up on them: each holds one of max_inflight command slots until it
+	 * completes or the kernel's command timeout fails it. */
+	uint32_t unanswered_cmds;
+	/* Virtqs whose state may differ from the driver's (their last command
+	 * failed or is unanswered): operations covering them fail until the
+	 * driver learned their state. */
+	uint32_t unsure_queues;
 };
 
 struct rte_pmd_mlx5async_vq_info {
@@ -111,6 +119,7 @@ struct rte_pmd_mlx5async_vq_info {
 	uint32_t errors;            /* errors recovered on this virtq */
 	uint8_t live;               /* 1: state and indexes just queried (RDY virtqs, query_vq_info);
 	                             * 0: the saved ones (last suspend, or the last start's) */
+	uint8_t unsure;             /* 1: its last command failed or is unanswered */
 	uint64_t interrupts;        /* callfd writes (event_mode=irq) */
 };
 

@@ -78,6 +78,8 @@ void print_device(App& app, Port& p) {
     printf("  virtqs: %u of %u  queue_size: %u  features: 0x%016" PRIx64 "\n", info.queues,
            info.max_queues, info.queue_size, info.features);
     printf("  profile: modify %.3f ms  query %.3f ms\n", ms(info.modify_ns), ms(info.query_ns));
+    printf("  commands unanswered: %u (of %u slots)  unsure virtqs: %u\n", info.unanswered_cmds,
+           info.max_inflight, info.unsure_queues);
     printf("  socket: %s  vid: %d  frontend: %s  connections: %" PRIu64 "\n",
            p.attached ? p.socket.c_str() : "-", vid,
            vid < 0 ? "none" : (app.is_ready(p) ? "ready" : "connected"), connections);
@@ -92,14 +94,15 @@ void print_device(App& app, Port& p) {
            "hw_used", "idx", "obj_id", "errors", "interrupts");
     for (int i = 0; i < n; i++) {
         const auto& v = vqs[i];
-        printf("  %-5u %-8s %-5s %9u %9u %-6s 0x%08" PRIx32 " %7" PRIu32 " %10" PRIu64 "\n",
+        printf("  %-5u %-8s %-5s %9u %9u %-6s 0x%08" PRIx32 " %7" PRIu32 " %10" PRIu64 "%s\n",
                v.index, vq_state_name(v.fw_state),
                v.fw_state == RTE_PMD_MLX5ASYNC_VQ_STATE_ERR ? std::to_string(v.error_type).c_str()
                                                             : "-",
                v.hw_available_index, v.hw_used_index, v.live ? "live" : "saved", v.obj_id, v.errors,
-               v.interrupts);
+               v.interrupts, v.unsure ? "  unsure" : "");
     }
-    printf("  %d virtq(s); idx: live = queried now, saved = as of the last suspend or start\n", n);
+    printf("  %d virtq(s); idx: live = queried now, saved = as of the last suspend or start;"
+           " unsure: its last command failed or is unanswered\n", n);
 }
 
 void print_stats(App& app, Port& p, int queue) {

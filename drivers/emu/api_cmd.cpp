@@ -110,10 +110,12 @@ int obj_cmd(mlx5dv_devx_obj* o, Opcode expect, const void* in, size_t inlen, voi
     if (!kernel_accepts(*h, expect, i) || tunnel_set(i)) return fail_errno(EINVAL);
     auto ob = bytes(out, outlen);
     std::memset(out, 0, outlen);
+    if (!h->hold_shared()) return fail_errno(EBUSY);  // being destroyed
     CmdDesc d{opcode_of(i), h->obj_type, h->obj_id};
     CmdOutcome r = h->ctx->dev->execute(d, [&](bool aborted, const FaultDecision& dec) {
         return run_mailbox(*h->ctx->dev, h->ctx->id, i, ob, aborted, dec, nullptr);
     });
+    h->release_shared();
     return r.err ? fail_errno(r.err) : 0;
 }
 
@@ -183,6 +185,7 @@ int obj_modify(mlx5dv_devx_obj* o, const void* in, size_t inlen, void* out, size
 int obj_destroy(mlx5dv_devx_obj* o) {
     auto* h = handle_cast<ObjHandle>(o, kObjMagic);
     if (!h) return fail_errno(EINVAL);
+    if (!h->hold_exclusive()) return fail_errno(EBUSY);  // a command on it is in the kernel
     if (ctx_gone(*h->ctx)) return free_handle(h), 0;
     std::byte in[kHdr]{};
     std::byte out[kHdr]{};
@@ -208,8 +211,8 @@ int obj_destroy(mlx5dv_devx_obj* o) {
     CmdOutcome r = h->ctx->dev->execute(d, [&](bool aborted, const FaultDecision& dec) {
         return run_mailbox(*h->ctx->dev, h->ctx->id, in, out, aborted, dec, nullptr);
     });
-    if (r.err && r.err != EREMOTEIO) return fail_errno(r.err);  // ENXIO, EBUSY
-    if (r.status) return fail_errno(prm::status_to_errno(r.status));
+    if (r.err && r.err != EREMOTEIO) return h->release_exclusive(), fail_errno(r.err);  // ENXIO, EBUSY
+    if (r.status) return h->release_exclusive(), fail_errno(prm::status_to_errno(r.status));
     free_handle(h);
     return 0;
 }

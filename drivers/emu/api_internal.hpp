@@ -6,6 +6,7 @@
 #include <infiniband/mlx5dv.h>
 #include <infiniband/verbs.h>
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -65,6 +66,24 @@ struct ObjHandle {  // behind the opaque mlx5dv_devx_obj
     uint16_t obj_type;
     uint32_t obj_id;  // CREATE_MKEY: mkey_index
     uint16_t create_opcode = 0;  // picks the destroy command (devx_obj_build_destroy_cmd)
+    // uverbs' uobject lock: a blocking MODIFY/QUERY holds the handle shared
+    // for its whole ioctl (UVERBS_ACCESS_READ), DESTROY exclusively
+    // (UVERBS_ACCESS_DESTROY), so a DESTROY while a command on the handle
+    // is in the kernel fails with EBUSY and the handle stays valid.
+    // > 0: commands in progress; -1: being destroyed.
+    std::atomic<int> users{0};
+    bool hold_shared() noexcept {
+        int n = users.load();
+        while (n >= 0)
+            if (users.compare_exchange_weak(n, n + 1)) return true;
+        return false;
+    }
+    void release_shared() noexcept { users.fetch_sub(1); }
+    bool hold_exclusive() noexcept {
+        int idle = 0;
+        return users.compare_exchange_strong(idle, -1);
+    }
+    void release_exclusive() noexcept { users.store(0); }
 };
 struct UmemHandle {
     mlx5dv_devx_umem pub;

@@ -179,7 +179,11 @@ Error StepResult::error() const {
             e.code = Errc::System;
         }
         break;
-    case StepState::TimedOut: e.code = Errc::Timeout; break;
+    case StepState::TimedOut:
+        e.code = Errc::Timeout;
+        e.what = never_issued ? "not issued: no command slot came free before the deadline"
+                              : "no answer before the deadline";
+        break;
     case StepState::Cancelled: e.code = Errc::Cancelled; break;
     case StepState::Queued:
     case StepState::Issued: e.code = Errc::State; break;

@@ -106,6 +106,7 @@ struct StepResult {
     uint32_t syndrome = 0;
     int sys_errno = 0;                // errno of the call (positive), 0 if none
     unsigned busy_retries = 0;        // async QUERY EBUSY/EAGAIN requeues
+    bool never_issued = false;        // TimedOut waiting for a command slot
     std::chrono::nanoseconds latency{0};  // issue -> completion
     std::chrono::steady_clock::time_point issued_at{};  // when handed to the device (traces)
     std::optional<prm::VirtqAttr> virtq;  // Decode::Virtq: state, hw indexes ...

@@ -190,6 +190,10 @@ void Engine::Impl::run_steps(Job& job) noexcept {
         // Blocking commands wait for a slot, as mlx5_core's semaphore makes them.
         if (!slot) throttle.acquire();
         slot = true;
+        if (i == 0 && job.skip_if_stale) {
+            uint8_t waiting = Job::kWaiting;
+            if (!job.claim.compare_exchange_strong(waiting, Job::kIssued)) break;  // abandoned
+        }
         job.outcomes.emplace_back();
         Outcome& o = job.outcomes.back();
         execute_blocking(job.steps[i], o);
@@ -368,6 +372,14 @@ bool Engine::drain(Clock::time_point deadline) {
         int timeout = ms > INT32_MAX ? -1 : static_cast<int>(ms);
         ::poll(fds, m.comp.get() ? 2 : 1, timeout);  // wakes on the completion itself
     }
+}
+
+unsigned Engine::late_commands() {
+    Impl& m = *impl_;
+    std::lock_guard lk(m.run_mu);
+    if (m.released) return 0;
+    m.drain_stale_completions();
+    return m.throttle.in_flight();
 }
 
 void Engine::shutdown() noexcept {

@@ -25,7 +25,8 @@
 //   every 2 ms.
 //
 // Deadline: steps not completed in time are TimedOut (the rest of their chain
-// Cancelled) and run() returns. Late completions carry an older batch
+// Cancelled) and run() returns. A step that still waited for a command slot
+// (or a worker) is never issued afterwards (StepResult::never_issued). Late completions carry an older batch
 // generation (in the async wr_id / the job) and are discarded when they
 // arrive, releasing their throttle slot; a late CREATE's object is destroyed.
 // Every Failed or TimedOut step is logged once (log_step_failure).
@@ -108,6 +109,10 @@ public:
     // and been discarded: call it before destroying objects a timed-out batch
     // addressed. False if `deadline` passed first.
     bool drain(Clock::time_point deadline);
+    // Commands of batches that already returned and the device has not
+    // answered yet (each holds a throttle slot); completions that arrived
+    // are discarded first. Waits for a running batch.
+    unsigned late_commands();
 
     // Closes the gate (later run() calls return everything Cancelled), makes a
     // running batch return, joins the workers, drains what has completed and

@@ -53,7 +53,7 @@ public:
     AsyncRun(Engine::Impl& m, Batch& b, BatchResult& res)
         : m_(m), entries_(b.entries()), res_(res), gen_(++m.gen), next_(entries_.size(), 0),
           issued_at_(entries_.size()), in_flight_(entries_.size(), false),
-          at_worker_(entries_.size(), false), open_(entries_.size(), false) {}
+          at_worker_(entries_.size(), false), job_of_(entries_.size(), nullptr), open_(entries_.size(), false) {}
 
     void run(Clock::time_point deadline);
 
@@ -85,6 +85,7 @@ private:
     std::vector<Clock::time_point> issued_at_;
     std::vector<bool> in_flight_;
     std::vector<bool> at_worker_;  // its step(s) are in a job not yet back
+    std::vector<Job*> job_of_;     // that job (alive until the loop takes it back)
     std::vector<bool> open_;
     size_t open_count_ = 0;
     size_t query_outlen_ = 0;     // largest QUERY output of the batch
@@ -354,6 +355,7 @@ void AsyncRun::post_blocking(uint32_t e, bool slot_held) {
     job->more_after = k < steps.size();
     in_flight_[e] = true;
     at_worker_[e] = true;
+    job_of_[e] = job.get();
     to_post_.push_back(std::move(job));  // posted together at the end of dispatch()
     ++built_;
     if (built_ == 1) {
@@ -428,6 +430,7 @@ void AsyncRun::on_job(std::unique_ptr<Job> job) {
     uint32_t e = job->entry;
     if (job->gen != gen_ || e >= entries_.size() || !at_worker_[e]) return m_.discard_stale(*job);
     at_worker_[e] = false;
+    job_of_[e] = nullptr;
     in_flight_[e] = false;
     auto& steps = entries_[e].steps;
     const size_t ran = job->outcomes.size();
@@ -526,7 +529,16 @@ void AsyncRun::expire(StepState why) {
         if (!open_[e]) continue;
         close_chain(entries_[e].steps, res_.entries[e].steps, next_[e], why);
         open_[e] = false;
+        // A step no worker issued yet never will be.
+        bool abandoned = false;
+        if (at_worker_[e] && job_of_[e] && job_of_[e]->first_step == next_[e]) {
+            uint8_t waiting = Job::kWaiting;
+            abandoned = job_of_[e]->claim.compare_exchange_strong(waiting, Job::kAbandoned);
+        }
+        if (abandoned) res_.entries[e].steps[next_[e]].never_issued = true;
     }
+    for (uint32_t e : ready_)  // no throttle slot came free for them
+        if (next_[e] < res_.entries[e].steps.size()) res_.entries[e].steps[next_[e]].never_issued = true;
     open_count_ = 0;
     ready_.clear();
     busy_.clear();

@@ -11,9 +11,7 @@ void log_step_failure(const StepResult& r) {
     if (r.state != StepState::Failed && r.state != StepState::TimedOut) return;
     LogLevel level = r.state == StepState::Failed ? LogLevel::Error : LogLevel::Warning;
     if (!log_enabled(level)) return;
-    std::string line = "devx: " + prm::describe(r.error());
-    if (r.state == StepState::TimedOut) line += " (timed out)";
-    log_line(level, line);
+    log_line(level, "devx: " + prm::describe(r.error()));
 }
 
 }  // namespace mlx5async::devx

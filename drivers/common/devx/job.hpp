@@ -4,6 +4,7 @@
 // memory it owns; `gen` tells the engine whether its batch is still running.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <vector>
@@ -28,6 +29,12 @@ struct Job {
     bool chain = false;  // run every step in order until one fails (threads strategy)
     bool holds_slot = false;  // a throttle slot was taken for it by the loop
     bool skip_if_stale = false;  // not run when its batch returned before a worker took it
+    // Who decides the first step's fate, once: the worker that is about to
+    // issue it, or the loop of a batch whose deadline passed while the job
+    // still waited (for a worker or a command slot): an abandoned step is
+    // never issued, so it is known not to have changed the device.
+    static constexpr uint8_t kWaiting = 0, kIssued = 1, kAbandoned = 2;
+    std::atomic<uint8_t> claim{kWaiting};
     // Async strategy: after a step succeeds, the worker goes on with the next
     // one itself, keeping the throttle slot: a blocking step in place, a QUERY
     // through obj_query_async (then the job ends). The epoll loop is not

@@ -54,8 +54,8 @@ int fill_vq_info(PmdDevice& d, const std::vector<core::VqInfo>& info, rte_pmd_ml
     for (const auto& v : info) {
         if (v.phase == core::VqPhase::Absent) continue;
         if (vqs && k < n)
-            vqs[k] = {v.index,   v.fw_state, v.error_type, v.hw_available_index, v.hw_used_index,
-                      v.obj_id, v.errors,   v.live,       d.core->irq_calls(v.index)};
+            vqs[k] = {v.index,  v.fw_state, v.error_type, v.hw_available_index, v.hw_used_index,
+                      v.obj_id, v.errors,   v.live,       v.unsure,             d.core->irq_calls(v.index)};
         k++;
     }
     return int(vqs ? std::min(k, n) : k);
@@ -101,6 +101,9 @@ int rte_pmd_mlx5async_get_dev_info(rte_vdpa_device* dev, rte_pmd_mlx5async_dev_i
     info->modify_ns = prof.modify_ns;
     info->query_ns = prof.query_ns;
     info->fw_max_inflight = prof.fw_max_inflight;
+    auto health = c.command_health();
+    info->unanswered_cmds = health.unanswered;
+    info->unsure_queues = health.unsure_virtqs;
     return 0;
 }
 

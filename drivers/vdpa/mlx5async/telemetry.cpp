@@ -52,6 +52,9 @@ int tel_info(const char*, const char* params, rte_tel_data* d) {
     rte_tel_data_add_dict_string(d, "backend", c.backend().c_str());
     rte_tel_data_add_dict_string(d, "strategy", core::strategy_name(c.config().strategy));
     rte_tel_data_add_dict_u64(d, "max_inflight", c.config().max_inflight);
+    auto health = p->core->command_health();
+    rte_tel_data_add_dict_u64(d, "unanswered_cmds", health.unanswered);
+    rte_tel_data_add_dict_u64(d, "unsure_virtqs", health.unsure_virtqs);
     rte_tel_data_add_dict_u64(d, "max_virtqs", c.max_virtqs());
     rte_tel_data_add_dict_int(d, "vid", p->vid.load());
     rte_tel_data_add_dict_u64(d, "features", c.features());
@@ -69,10 +72,10 @@ int tel_info(const char*, const char* params, rte_tel_data* d) {
 int tel_vqs(const char*, const char* params, rte_tel_data* d) {
     PmdDevice* p = device_param(params);
     if (!p) return -EINVAL;
-    constexpr int kCols = 7;
+    constexpr int kCols = 8;
     rte_tel_data* cols[kCols] = {};
     const char* names[kCols] = {"index", "state", "hw_available_index", "hw_used_index", "live",
-                                "errors", "interrupts"};
+                                "errors", "interrupts", "unsure"};
     for (auto& col : cols) {
         col = rte_tel_data_alloc();
         if (!col) {
@@ -90,6 +93,7 @@ int tel_vqs(const char*, const char* params, rte_tel_data* d) {
         rte_tel_data_add_array_u64(cols[4], v.live);
         rte_tel_data_add_array_u64(cols[5], v.errors);
         rte_tel_data_add_array_u64(cols[6], p->core->irq_calls(v.index));
+        rte_tel_data_add_array_u64(cols[7], v.unsure);
     }
     rte_tel_data_start_dict(d);
     for (int i = 0; i < kCols; i++) rte_tel_data_add_dict_container(d, names[i], cols[i], 0);

@@ -312,6 +312,58 @@ stats 0 all
         wd.close()
 
 
+def case_hung(args):
+    """A firmware command that never answers: the suspend fails naming its
+    queue, the device says how many commands are unanswered and which
+    virtqs are unsure, a later suspend refuses to call that virtq stopped;
+    once the kernel's command timeout failed the command (emulated: 3 s)
+    suspend and resume cover every virtq again; quit with a hung command
+    ends when the kernel fails it."""
+    wd = Workdir()
+    vdev = VDEV + ",timeout_ms=300,emu_cmd_timeout_ms=3000"
+    app = App(args, wd, ["-i", "--auto-start", "--wait-ready", str(DEADLINE)],
+              stdin=subprocess.PIPE, vdevs=[vdev])
+    fe = None
+    try:
+        app.wait_for(r"attached to .*vhost0")
+        fe = start_frontend(wd)
+        app.wait_for(r"^frontend ready")
+        app.send("fault 0 op=modify vq=3 hang")
+        app.send("suspend 0")
+        app.wait_for(r"MODIFY_GENERAL_OBJECT .*queue 3: no answer before the deadline")
+        app.send("show device 0")
+        app.wait_for(r"commands unanswered: 1 \(of 16 slots\)  unsure virtqs: 1")
+        app.send("suspend 0")
+        app.wait_for(r"virtq 3: state unknown, the last command is still unanswered; "
+                     r"it may still run")
+        app.send("fault 0 clear")
+        done = 0
+        end = time.monotonic() + DEADLINE
+        while time.monotonic() < end:  # the kernel fails it; then a suspend covers virtq 3
+            app.send("suspend 0")
+            app.wait_for(r"^vdpa> suspend 0$", count=3 + done)
+            done += 1
+            time.sleep(0.5)
+            if any(re.search(r"suspend .*: ok", l) for l in app.lines()):
+                break
+        app.send("show device 0")
+        app.wait_for(r"commands unanswered: 0 \(of 16 slots\)  unsure virtqs: 0")
+        app.send("resume 0")
+        app.send("fault 0 op=modify vq=5 hang")
+        app.send("suspend 0")
+        app.wait_for(r"queue 5: no answer before the deadline")
+        app.send("quit")
+        rc = app.wait()
+        lines = app.lines()
+        assert rc == 0, f"exit status {rc}:\n" + "\n".join(lines)
+        expect(lines, r"closing with 1 firmware commands unanswered")
+    finally:
+        app.kill()
+        if fe:
+            stop_frontend(fe)
+        wd.close()
+
+
 def case_exit_status(args):
     """Without a frontend: --wait-ready times out with a message and --cycles
     fails (nothing RDY): both exit 1; so does a run whose device's probe
@@ -542,7 +594,7 @@ def case_completion(args):
 CASES = {"script": case_script, "cycles": case_cycles, "trace": case_trace,
          "fault": case_fault, "exit-status": case_exit_status, "interactive": case_interactive,
          "multi": case_multi, "client": case_client, "serve": case_serve, "sockets": case_sockets,
-         "completion": case_completion}
+         "completion": case_completion, "hung": case_hung}
 
 if __name__ == "__main__":
     run_case(CASES, ("--app", {"required": True}), ("--schema", {"required": True}))

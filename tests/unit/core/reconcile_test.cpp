@@ -74,7 +74,7 @@ TEST_F(Reconcile, AHungModifyMakesSuspendFailUntilItIsAnswered) {
     ASSERT_FALSE(r);
     r = dev->suspend_all();  // virtq 3's command is still unanswered
     ASSERT_FALSE(r);
-    EXPECT_NE(r.error().what.find("virtq 3"), std::string::npos) << r.error().what;
+    EXPECT_NE(r.error().what.find("virtq 3:"), std::string::npos) << r.error().what;
     EXPECT_NE(r.error().what.find("may still run"), std::string::npos) << r.error().what;
     // The kernel fails it (ETIMEDOUT): the device never applied it.
     ASSERT_TRUE(eventually([&] { return dev->suspend_all() || fw(3).state == VirtqState::SUSPEND; }));
@@ -105,6 +105,41 @@ TEST_F(Reconcile, CloseHandsBackTheIndexesALateSuspendStoppedAt) {
     EXPECT_EQ(out[2].last_avail_idx, fw(2).hw_available_index);
     EXPECT_EQ(out[2].last_used_idx, fw(2).hw_used_index);
     EXPECT_EQ(phases(4), std::vector<VqPhase>(4, VqPhase::Suspended));
+}
+
+// Hung commands hold their command slots: the device says how many, the
+// commands that find no slot fail as such, the engine cannot be swapped
+// under them, and once the kernel failed them the device works again.
+TEST_F(Reconcile, HungCommandsHoldTheirSlotsUntilTheKernelFailsThem) {
+    timeout_ms = 100;
+    emu_extra = ",cmd_timeout_ms=1500";
+    open("cx7", 8, /*max_inflight=*/8);
+    start(16);
+    ASSERT_TRUE(dev->resume_all());
+    ASSERT_TRUE(dev->emu_fault("op=modify hang"));
+    auto r = dev->suspend_all();
+    ASSERT_FALSE(r);
+    auto h = dev->command_health();
+    EXPECT_EQ(h.unanswered, 8u);
+    EXPECT_EQ(h.slots, 8u);
+    EXPECT_EQ(h.unsure_virtqs, 8u);  // the 8 never issued changed nothing
+    ASSERT_TRUE(dev->emu_fault("clear"));  // the hung commands stay hung
+    EXPECT_FALSE(dev->set_max_inflight(16));
+    r = dev->suspend_all();  // the others find no slot
+    ASSERT_FALSE(r);
+    EXPECT_EQ(fw_states(16), std::vector<VirtqState>(16, VirtqState::RDY));
+    auto info = dev->vq_info();
+    size_t unsure = 0;
+    for (const auto& v : info) unsure += v.unsure;
+    EXPECT_EQ(unsure, 8u);
+    ASSERT_TRUE(eventually([&] { return bool(dev->suspend_all()); }));
+    h = dev->command_health();
+    EXPECT_EQ(h.unanswered, 0u);
+    EXPECT_EQ(h.unsure_virtqs, 0u);
+    EXPECT_EQ(fw_states(16), std::vector<VirtqState>(16, VirtqState::SUSPEND));
+    ASSERT_TRUE(dev->resume_all());
+    EXPECT_EQ(fw_states(16), std::vector<VirtqState>(16, VirtqState::RDY));
+    EXPECT_TRUE(dev->set_max_inflight(16));
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "common/base/log_sink.hpp"
 #include "common/devx/engine.hpp"
+#include "common/prm/status.hpp"
 #include "tests/support/fake_devx_api.hpp"
 #include "tests/support/proc_counts.hpp"
 
@@ -121,6 +122,42 @@ TEST_F(EngineTimeout, LateBlockingCompletionGoesNowhere) {
     EXPECT_EQ(r.entries[0].steps[0].obj_id, vqs_[3].obj_id());
     EXPECT_EQ(r.entries[0].steps[0].virtq->hw_used_index, uint16_t(2000 + vqs_[3].obj_id()));
     EXPECT_EQ(eng_->stats().stale_completions, 1u);
+}
+
+// Commands that still wait for a command slot when the deadline passes are
+// never issued, later either: the device is known not to have seen them.
+TEST_F(EngineTimeout, StepsWaitingForASlotAtTheDeadlineAreNeverIssued) {
+    EngineOptions o;
+    o.max_inflight = 2;
+    o.workers = 6;  // more workers than slots: four wait in the throttle
+    auto e = Engine::create(FakeDevx::api(), fake_.ctx(), o);
+    ASSERT_TRUE(e);
+    Engine& eng = **e;
+    fake_.set_script([](const FakeCall& c) {
+        FakeReply r;
+        r.hold = c.op == FakeOp::Modify;
+        return r;
+    });
+    BatchResult r = eng.run(suspend_all(), kShort);
+    EXPECT_EQ(r.timed_out, vqs_.size());
+    unsigned never = 0;
+    for (const auto& en : r.entries) {
+        EXPECT_EQ(en.steps[0].state, StepState::TimedOut);
+        never += en.steps[0].never_issued;
+        if (en.steps[0].never_issued)
+            EXPECT_NE(prm::describe(en.steps[0].error()).find("not issued"), std::string::npos);
+    }
+    EXPECT_EQ(never, vqs_.size() - 2);
+    EXPECT_EQ(eng.late_commands(), 2u);
+    fake_.set_script(nullptr);
+    fake_.release_all();
+    ASSERT_TRUE(eng.drain(Engine::Clock::now() + kGenerous));
+    EXPECT_EQ(eng.late_commands(), 0u);
+    for (size_t q = 0; q < vqs_.size(); ++q)
+        EXPECT_EQ(fake_.state_of(vqs_[q].obj_id()),
+                  r.entries[q].steps[0].never_issued ? VirtqState::RDY : VirtqState::SUSPEND)
+            << "queue " << q;
+    eng.shutdown();
 }
 
 TEST_F(EngineTimeout, PastDeadlineTimesOutEverythingUnissued) {

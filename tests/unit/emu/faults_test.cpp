@@ -3,6 +3,8 @@
 #include <poll.h>
 
 #include <atomic>
+#include <chrono>
+#include <future>
 #include <thread>
 
 #include "emu_fixture.hpp"
@@ -191,6 +193,31 @@ TEST_F(Faults, HangEndsAtTheKernelsCommandTimeout) {
     EXPECT_EQ(modify_virtq(vq, s, mb::STATE).rc, 0);  // the device goes on
     EXPECT_EQ(state_of(vq), VirtqState::SUSPEND);
     A.destroy_cmd_comp(cc);
+}
+
+// As uverbs' uobject lock: the handle of an object with a command in the
+// kernel cannot be destroyed (EBUSY, the handle stays valid) until the
+// command returned.
+TEST_F(Faults, DestroyWhileACommandIsInTheKernelIsBusy) {
+    close_all();
+    open_device(std::string("cx7,") + kZeroLatency + ",cmd_timeout_ms=300");
+    Vq vq = virtq_in_state(VirtqState::RDY);
+    FaultRule r;
+    r.match.obj_id = vq.id;
+    r.match.nth = 1;
+    r.action = FaultAction::Hang;
+    dev_->faults().add(r);
+    prm::VirtqAttr s;
+    s.state = VirtqState::SUSPEND;
+    auto hung = std::async(std::launch::async, [&] { return modify_virtq(vq, s, mb::STATE).rc; });
+    auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (dev_->inflight() != 1 && std::chrono::steady_clock::now() < end)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ASSERT_EQ(dev_->inflight(), 1u);  // the MODIFY is in the kernel
+    EXPECT_EQ(destroy_obj(vq.obj), EBUSY);
+    EXPECT_EQ(hung.get(), ETIMEDOUT);
+    EXPECT_EQ(state_of(vq), VirtqState::RDY);  // the handle still works
+    EXPECT_EQ(destroy_obj(vq.obj), 0);
 }
 
 TEST_F(Faults, ForcedErrorVisibleInQuery) {

@@ -29,7 +29,23 @@ devx::BatchResult Device::Impl::run(devx::Batch&& b, BatchKind kind, OpTiming* t
         t->peak_inflight = std::max<uint32_t>(t->peak_inflight, r.peak_inflight);
     }
     if (tracing) record_spans(r, kind);
+    if (r.timed_out || unanswered) note_unanswered();
     return r;
+}
+
+// Logs when commands stay unanswered past their batch, and when the last
+// one was answered: each holds a command slot, so enough of them starve
+// every later batch.
+void Device::Impl::note_unanswered() {
+    const unsigned late = engine->late_commands();
+    if (late > unanswered)
+        logf(LogLevel::Warning,
+             "%s: %u firmware commands unanswered after their batch's deadline (%u of %u command "
+             "slots held until the device answers or the kernel's command timeout fails them)",
+             name.c_str(), late, late, cfg.max_inflight);
+    else if (late == 0 && unanswered)
+        logf(LogLevel::Info, "%s: every late firmware command answered", name.c_str());
+    unanswered = late;
 }
 
 void Device::Impl::record_spans(const devx::BatchResult& r, BatchKind kind) {
@@ -156,8 +172,9 @@ Result<void> Device::Impl::suspend_rings(std::span<const uint16_t> rings) {
             continue;
         }
         // Indexes stay the last known-good ones; the engine logged the step.
+        // A MODIFY never issued changed nothing; any other failure may have.
         vq.errors++;
-        vq.unsure = true;
+        vq.unsure = !(!mod.ok() && mod.never_issued);
         if (first) first = unexpected((mod.ok() ? qry : mod).error());
     }
     if (profile_modify_ns)
@@ -210,12 +227,12 @@ Result<void> Device::Impl::resume_rings(std::span<const uint16_t> rings, bool vh
         Vq& vq = vqs[e.queue];
         if (i >= starts) {
             if (e.ok()) vq.attr.virtio_q_mkey = sent[i].virtio_q_mkey;
-            else vq.unsure = true;  // a late repoint may still land
+            else if (!e.steps[0].never_issued) vq.unsure = true;  // it may still land
             continue;
         }
         if (!e.ok()) {
             vq.errors++;
-            vq.unsure = true;
+            vq.unsure = !e.steps[0].never_issued;
             if (first) first = unexpected(e.steps[0].error());
             continue;
         }
@@ -248,7 +265,7 @@ Result<void> Device::Impl::reconcile() {
     }
     if (todo.empty()) return {};
     if (!engine->drain(std::chrono::steady_clock::now() + std::chrono::milliseconds(cfg.timeout_ms)))
-        return still_unsure("their last command is still unanswered");
+        return still_unsure("the last command is still unanswered");
     devx::Batch b;
     for (uint16_t r : todo) b.add(devx::Command::query_virtq(vqs[r].obj, r));
     auto res = run(std::move(b), BatchKind::Recovery, nullptr);
@@ -256,7 +273,7 @@ Result<void> Device::Impl::reconcile() {
         const auto& step = e.steps.at(0);
         if (step.ok() && step.virtq) learn(vqs[e.queue], *step.virtq);
     }
-    return still_unsure("their state could not be queried");
+    return still_unsure("the query of the state failed");
 }
 
 void Device::Impl::learn(Vq& vq, const prm::VirtqAttr& q) {
@@ -286,10 +303,12 @@ void Device::Impl::learn(Vq& vq, const prm::VirtqAttr& q) {
 // run them whatever the driver last told it.
 Result<void> Device::Impl::still_unsure(const char* why) const {
     std::string list;
+    unsigned n = 0;
     for (const Vq& vq : vqs)
-        if (vq.unsure) list += (list.empty() ? "virtq " : ", ") + std::to_string(vq.index);
-    if (list.empty()) return {};
-    return fail(Errc::State, list + ": state unknown, " + why + "; it may still run");
+        if (vq.unsure) list += (n++ ? ", " : "") + std::to_string(vq.index);
+    if (!n) return {};
+    return fail(Errc::State, (n == 1 ? "virtq " : "virtqs ") + list + ": state unknown, " + why +
+                                 (n == 1 ? "; it may still run" : "; they may still run"));
 }
 
 }  // namespace mlx5async::core

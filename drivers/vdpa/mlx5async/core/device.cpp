@@ -136,6 +136,13 @@ Result<void> Device::Impl::make_engine(Strategy s, uint32_t max_inflight) {
                                              : devx::Strategy::Threads;
     o.max_inflight = max_inflight;
     o.workers = s == Strategy::Threads ? cfg.threads : 0;
+    // A new engine would not know the slots the old one's late commands
+    // hold, and shutting the old one down waits for them.
+    if (engine)
+        if (unsigned late = engine->late_commands())
+            return fail(Errc::Busy, std::to_string(late) +
+                                        " firmware commands are unanswered: the engine changes once "
+                                        "they completed or failed");
     if (engine) engine->shutdown();
     engine.reset();
     auto e = devx::Engine::create(*api, ctx.get(), o);
@@ -311,7 +318,16 @@ Device::~Device() {
     if (!impl_) return;
     impl_->recovery.reset();  // no event handler may run past this point
     impl_->irq_relay.reset();  // nor a completion event (it holds event QP pointers)
-    if (impl_->engine) impl_->engine->shutdown();
+    if (impl_->engine) {
+        // The objects go after their commands: a hung one is waited for
+        // until the device answers or the kernel's command timeout fails it.
+        if (unsigned late = impl_->engine->late_commands())
+            logf(LogLevel::Warning,
+                 "%s: closing with %u firmware commands unanswered: waiting for them (bounded by "
+                 "the kernel's command timeout)",
+                 impl_->name.c_str(), late);
+        impl_->engine->shutdown();
+    }
     impl_->engine.reset();
     impl_->vqs.clear();  // objects before mkeys before umems before PD before context
     impl_->mem = {};
@@ -402,25 +418,41 @@ Device::ProfileTiming Device::emu_profile_timing() const {
 
 uint64_t Device::features() const { return device_features(impl_->vcaps, max_virtqs()); }
 
+namespace {
+
+VqInfo saved_info(const Vq& q) {
+    return {q.index,         q.phase,  q.fw_state, q.error_type, q.saved_avail, q.saved_used,
+            q.obj.obj_id(), q.errors, q.unsure,   false};
+}
+
+}  // namespace
+
 std::vector<VqInfo> Device::vq_info() const {
     std::lock_guard lk(impl_->mu);
     std::vector<VqInfo> v;
-    for (const Vq& q : impl_->vqs)
-        v.push_back({q.index, q.phase, q.fw_state, q.error_type, q.saved_avail, q.saved_used,
-                     q.obj.obj_id(), q.errors, false});
+    for (const Vq& q : impl_->vqs) v.push_back(saved_info(q));
     return v;
+}
+
+Device::CommandHealth Device::command_health() {
+    Impl& d = *impl_;
+    std::lock_guard lk(d.mu);
+    CommandHealth h;
+    h.unanswered = d.engine ? d.engine->late_commands() : 0;
+    h.slots = d.cfg.max_inflight;
+    for (const Vq& q : d.vqs) h.unsure_virtqs += q.unsure;
+    return h;
 }
 
 std::vector<VqInfo> Device::query_vq_info() {
     Impl& d = *impl_;
     std::lock_guard lk(d.mu);
     devx::Batch b;
-    for (const Vq& q : d.vqs)
-        if (q.phase == VqPhase::Ready) b.add(devx::Command::query_virtq(q.obj, q.index));
+    for (const Vq& q : d.vqs)  // an unsure one shows what the device holds
+        if (q.obj && (q.phase == VqPhase::Ready || q.unsure))
+            b.add(devx::Command::query_virtq(q.obj, q.index));
     std::vector<VqInfo> v;
-    for (const Vq& q : d.vqs)
-        v.push_back({q.index, q.phase, q.fw_state, q.error_type, q.saved_avail, q.saved_used,
-                     q.obj.obj_id(), q.errors, false});
+    for (const Vq& q : d.vqs) v.push_back(saved_info(q));
     if (b.empty()) return v;
     auto res = d.run(std::move(b), BatchKind::Query, nullptr);
     for (const auto& e : res.entries) {

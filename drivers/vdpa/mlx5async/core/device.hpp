@@ -61,6 +61,7 @@ struct VqInfo {
     uint16_t hw_used_index = 0;
     uint32_t obj_id = 0;
     uint32_t errors = 0;
+    bool unsure = false;  // its last command failed or is unanswered (state may differ)
     // true: the indexes and state were just queried from the device; false:
     // the saved ones (last suspend, or what the last start programmed).
     bool live = false;
@@ -163,6 +164,16 @@ public:
     std::vector<CmdSpan> trace_read(size_t max);
     Result<void> emu_fault(std::string_view rule);
     Result<prm::VirtqCounters> counters(uint16_t ring);
+    // Commands the device has not answered after their batch gave up on
+    // them: each holds one of `slots` command slots until it completes or
+    // the kernel's command timeout fails it; `unsure_virtqs` may run in
+    // another state than the driver last set (reconcile()).
+    struct CommandHealth {
+        uint32_t unanswered = 0;
+        uint32_t slots = 0;
+        uint32_t unsure_virtqs = 0;
+    };
+    CommandHealth command_health();
     // Tests: waits until `n` device error events have been handled in total.
     bool wait_events_handled(uint64_t n, std::chrono::milliseconds timeout);
 

@@ -94,6 +94,7 @@ struct Device::Impl {
     std::array<OpTiming, 2> last{};
     Ledger ledger;  // own lock: the host-notifier thread marks it too
     bool tracing = false;
+    unsigned unanswered = 0;  // late commands at the last count (note_unanswered)
     std::deque<CmdSpan> spans;  // bounded (kMaxSpans)
     static constexpr size_t kMaxSpans = 1 << 16;
 
@@ -113,6 +114,7 @@ struct Device::Impl {
     // control_path.cpp
     devx::BatchResult run(devx::Batch&& b, BatchKind kind, OpTiming* t);
     void record_spans(const devx::BatchResult& r, BatchKind kind);
+    void note_unanswered();
     Result<void> reconcile();
     void learn(Vq& vq, const prm::VirtqAttr& queried);
     Result<void> still_unsure(const char* what) const;
