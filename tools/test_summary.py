@@ -1,16 +1,16 @@
 #!/usr/bin/env python3
 """Counts test cases in Meson's JUnit log (GoogleTest subtests included) and
-prints 'tests: N passed, N failed[, N skipped]'. Exit 1 when any failed or
-when nothing ran."""
+prints 'LABEL: N passed, N failed[, N skipped]' (LABEL: tests, or the second
+argument). Exit 1 when any failed or when nothing ran."""
 import sys
 import xml.etree.ElementTree as ET
 
-def main(path):
+def main(path, label="tests"):
     try:
         root = ET.parse(path).getroot()
     except (OSError, ET.ParseError) as e:
         print(f"test_summary: cannot read {path}: {e}")
-        print("tests: 0 passed, 1 failed")
+        print(f"{label}: 0 passed, 1 failed")
         return 1
     passed = failed = skipped = 0
     failures = []
@@ -27,8 +27,8 @@ def main(path):
     for f in failures:
         print(f"FAILED: {f}")
     tail = f", {skipped} skipped" if skipped else ""
-    print(f"tests: {passed} passed, {failed} failed{tail}")
+    print(f"{label}: {passed} passed, {failed} failed{tail}")
     return 1 if failed or passed == 0 else 0
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    sys.exit(main(*sys.argv[1:3]))

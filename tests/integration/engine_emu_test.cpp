@@ -236,8 +236,13 @@ TEST_F(EngineEmu, TenThousandBatchesLeakNoFdsOrThreads) {
     EXPECT_EQ(testing::thread_count(), threads);
     // A leak of 1 KiB per batch would add 5 MB over the second half; allow
     // allocator noise only.
-    // (Byte-exact leak checks: valgrind, doc/engine.md.)
+    // (Byte-exact leak checks: valgrind, doc/engine.md; under ASan, whose
+    // quarantine keeps freed blocks resident, LeakSanitizer at exit.)
+#ifndef MLX5A_ASAN
     EXPECT_LT(testing::rss_bytes(), rss + (4u << 20));
+#else
+    (void)rss;
+#endif
     EXPECT_EQ(eng_->stats().batches, uint64_t(batches) + 2);
     EXPECT_EQ(eng_->throttle().in_flight(), 0u);
 }

@@ -97,7 +97,7 @@ constexpr bool binds_all_values(const Binding<S> (&table)[N], const Layout& l, s
         if (f->reserved()) continue;
         ++values;
         bool found = false;
-        for (const Binding<S>& b : table) found = found || b.field == f;
+        for (const Binding<S>& b : table) found = found || b.field->same_as(*f);
         if (!found) return false;
     }
     return values + extra == N;

@@ -104,7 +104,7 @@ constexpr bool binds_all_but(const detail::Binding<S> (&table)[N], const Layout&
         if (skipped) continue;
         ++values;
         bool found = false;
-        for (const auto& b : table) found = found || b.field == f;
+        for (const auto& b : table) found = found || b.field->same_as(*f);
         if (!found) return false;
     }
     return values == N;

@@ -24,6 +24,11 @@ struct Field {
     uint32_t bit_width;
 
     constexpr uint32_t end() const { return bit_offset + bit_width; }
+    // By value, not by address: GCC's -fsanitize=undefined makes comparing
+    // the addresses of two constants non-constant.
+    constexpr bool same_as(const Field& o) const {
+        return bit_offset == o.bit_offset && bit_width == o.bit_width && name == o.name;
+    }
     // Padding: the last name component is reserved_at_<hex> (also for union
     // views such as "op_param.create.reserved_at_1").
     constexpr bool reserved() const {

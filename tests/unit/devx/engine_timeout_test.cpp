@@ -144,8 +144,9 @@ TEST_F(EngineTimeout, StepsWaitingForASlotAtTheDeadlineAreNeverIssued) {
     for (const auto& en : r.entries) {
         EXPECT_EQ(en.steps[0].state, StepState::TimedOut);
         never += en.steps[0].never_issued;
-        if (en.steps[0].never_issued)
+        if (en.steps[0].never_issued) {
             EXPECT_NE(prm::describe(en.steps[0].error()).find("not issued"), std::string::npos);
+        }
     }
     EXPECT_EQ(never, vqs_.size() - 2);
     EXPECT_EQ(eng.late_commands(), 2u);
