@@ -107,6 +107,9 @@ struct rte_pmd_mlx5async_dev_info {
 	 * failed or is unanswered): operations covering them fail until the
 	 * driver learned their state. */
 	uint32_t unsure_queues;
+	/* 1: the virtqs raise interrupts (event QPs, relayed to the callfds);
+	 * 0: they raise none (event_mode=none: polling frontends). */
+	uint32_t interrupts;
 };
 
 struct rte_pmd_mlx5async_vq_info {

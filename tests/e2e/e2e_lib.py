@@ -8,6 +8,7 @@ import queue
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -188,14 +189,23 @@ def unique(prefix):
     return f"{prefix}-{os.getpid()}-{_counter}"
 
 
+class Skip(Exception):
+    """A case that cannot run on this machine (the reason is the message)."""
+
+
 def run_case(cases, *options):
     """Every e2e script's entry: `SCRIPT CASE --option VALUE ...` runs one case
     of `cases` (name -> function of the parsed arguments) and prints
-    "CASE: ok". `options` are (flag, argparse keyword arguments) pairs."""
+    "CASE: ok". `options` are (flag, argparse keyword arguments) pairs. A
+    case that raises Skip exits 77: Meson counts it skipped, not passed."""
     ap = argparse.ArgumentParser()
     ap.add_argument("case", choices=sorted(cases))
     for flag, kw in options:
         ap.add_argument(flag, **kw)
     a = ap.parse_args()
-    cases[a.case](a)
+    try:
+        cases[a.case](a)
+    except Skip as e:
+        print(f"{a.case}: skipped: {e}")
+        sys.exit(77)
     print(f"{a.case}: ok")

@@ -11,7 +11,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_lib import EAL_COMMON, Frontend, HostSession, run_case, thread_cpus, unique  # noqa: E402
+from e2e_lib import (EAL_COMMON, Frontend, HostSession, Skip, run_case, thread_cpus,  # noqa: E402
+                     unique)
 
 # Low emulated latencies keep the tests quick; the control path is the same.
 FAST = "emu_modify_us=20,emu_query_us=30,emu_create_us=20,emu_destroy_us=20,emu_umem_us=5"
@@ -105,8 +106,7 @@ def case_threads_follow_control(args):
     suspend, vhost-events again for the frontend's dev_close."""
     allowed = sorted(os.sched_getaffinity(0))
     if len(allowed) < 2:
-        print("threads-follow-control: skipped, needs 2 CPUs")
-        return
+        raise Skip("needs 2 CPUs")
     main_cpu = allowed[0]
     vdev = f"vdpa_mlx5async0,emu=cx7,queues=4,queue_size=256,{FAST}"
     with HostSession(args.host, vdev, extra_eal=["-l", str(main_cpu)]) as s:

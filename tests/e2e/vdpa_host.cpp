@@ -63,7 +63,7 @@ std::string info_json() {
     std::ostringstream o;
     o << "{\"rc\":" << rc << ",\"name\":\"" << di.name << "\",\"max_queues\":" << di.max_queues
       << ",\"queues\":" << di.queues << ",\"vid\":" << di.vid << ",\"features\":" << di.features
-      << ",\"vqs\":[";
+      << ",\"interrupts\":" << di.interrupts << ",\"vqs\":[";
     for (int i = 0; i < n; i++) {
         o << (i ? "," : "") << "{\"index\":" << vqs[i].index << ",\"state\":" << int(vqs[i].fw_state)
           << ",\"avail\":" << vqs[i].hw_available_index << ",\"used\":" << vqs[i].hw_used_index

@@ -282,6 +282,7 @@ void Engine::Impl::add_stats(const EngineStats& d) noexcept {
     stats.stale_completions += d.stale_completions;
     stats.timed_out += d.timed_out;
     stats.failed += d.failed;
+    stats.sleeps_after_poll += d.sleeps_after_poll;
 }
 
 // Reads whatever async completions are available; all belong to finished

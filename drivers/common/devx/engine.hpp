@@ -86,6 +86,9 @@ struct EngineStats {
     uint64_t stale_completions = 0;   // completions of steps whose batch had returned
     uint64_t timed_out = 0;
     uint64_t failed = 0;
+    // Async: the loop slept again after its hybrid poll window closed (a
+    // batch running past its expected end stops polling).
+    uint64_t sleeps_after_poll = 0;
 };
 
 class Engine {

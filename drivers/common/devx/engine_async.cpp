@@ -247,6 +247,7 @@ int AsyncRun::wait_events(epoll_event* evs, int max) {
             if (n == 0) ::sched_yield();
             return n;
         }
+        if (now >= poll_until_) ++d_.sleeps_after_poll;
     }
     if (stall_check_) {
         int n = ::epoll_wait(m_.epoll.get(), evs, max, kStallCheckMs);

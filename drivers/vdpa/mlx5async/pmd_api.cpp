@@ -104,6 +104,7 @@ int rte_pmd_mlx5async_get_dev_info(rte_vdpa_device* dev, rte_pmd_mlx5async_dev_i
     auto health = c.command_health();
     info->unanswered_cmds = health.unanswered;
     info->unsure_queues = health.unsure_virtqs;
+    info->interrupts = c.irq_stats().enabled;
     return 0;
 }
 

@@ -79,12 +79,25 @@ def case_interrupts(args):
         assert all(c <= PKTS for c in got), got
         print(f"interrupts per ring after {PKTS} packets on every pair: {got}")
 
-        # 2. NO_INTERRUPT on every ring: packets still flow, no signal.
+        # 2. NO_INTERRUPT on every ring: packets still flow, no signal. The
+        # marker: ring 0 wants interrupts again and gets one more packet; the
+        # device decides its passes in order and the relay writes callfds in
+        # order, so once the marker's interrupt arrived every earlier pass
+        # was decided. Ring 0 may also be signalled for its last silent pass
+        # (the device reads avail->flags after the used index, as the spec
+        # says, and the guest cleared the flag right after seeing it).
         g.cmd("no-irq all on")
         before = settle(g, host)
         traffic(g, range(PAIRS))
-        time.sleep(0.2)  # a late interrupt would have time to show
-        assert settle(g, host) == before
+        g.cmd("no-irq 0 off")
+        traffic(g, [0], n=1)
+        r = g.cmd(f"wait-irq 0 {before[0] + 1} 20000", timeout=30)
+        assert r["reached"], r
+        after = settle(g, host)
+        assert before[0] + 1 <= after[0] <= before[0] + 2, (before[0], after[0])
+        assert after[1:] == before[1:], (before, after)
+        g.cmd("no-irq all on")
+        before = settle(g, host)
 
         # 3. Back on; only the rings that move are signalled.
         g.cmd("no-irq all off")
@@ -105,8 +118,6 @@ def case_interrupts(args):
         assert g.cmd("post-rx 8 4")["posted"] == 4
         assert g.cmd("post-tx 9 4 64")["posted"] == 4
         g.cmd("kick 9")
-        time.sleep(0.1)
-        assert g.cmd("irqs")["irqs"] == base  # suspended: nothing moves, nothing signalled
         assert host.cmd("resume")["rc"] == 0
         wait_states(host, {i: RDY for i in range(RINGS)})
         r = g.cmd(f"wait-irq 8 {base[8] + 1} 20000", timeout=30)
@@ -135,8 +146,9 @@ def case_no_interrupts(args):
         g = s.track(Guest(args.guest, s.sock))
         g.cmd("start")
         assert host.cmd("wait-ready 32 60", timeout=90)["rdy"] == RINGS
+        # No event QP exists: nothing can signal (no waiting for nothing).
+        assert host.cmd("info")["interrupts"] == 0
         traffic(g, range(4))
-        time.sleep(0.2)
         assert g.cmd("irqs")["total"] == 0
         assert all(v["interrupts"] == 0 for v in host.cmd("info")["vqs"])
         g.quit()

@@ -392,7 +392,12 @@ TEST_F(DeviceCore, NotifyAreaIsAMappableDoorbellPage) {
     ASSERT_GT(a->size, 0u);
     void* p = mmap(nullptr, a->size, PROT_READ | PROT_WRITE, MAP_SHARED, a->fd, off_t(a->offset));
     ASSERT_NE(p, MAP_FAILED) << "errno " << errno;
-    static_cast<volatile uint16_t*>(p)[0] = 1;  // a frontend's doorbell write
+    static_cast<volatile uint16_t*>(p)[0] = 1;  // a frontend's doorbell write: virtq 1
+    // The device saw it for virtq 1 (INIT: recorded until it starts), and
+    // for no other.
+    EXPECT_TRUE(eventually([&] { return fw(1).kicks.total == 1; }));
+    EXPECT_EQ(fw(1).kicks.pending, 1u);
+    EXPECT_EQ(fw(0).kicks.total, 0u);
     munmap(p, a->size);
 }
 
