@@ -240,6 +240,36 @@ TEST_F(DeviceCore, HostileMemoryTablesAreRefusedAndTheNextOneServed) {
     EXPECT_EQ(phases(4), std::vector<VqPhase>(4, VqPhase::Ready));
 }
 
+// A ring the device would run outside guest memory (or misaligned, or of
+// an impossible size) is refused by name and never started; the others are.
+TEST_F(DeviceCore, RingsOutsideGuestMemoryAreNeverStarted) {
+    open("cx7", 2);
+    enable_all(4);
+    struct Case {
+        void (*bend)(VringConfig&);
+        const char* expect;
+    } cases[] = {
+        {[](VringConfig& v) { v.used_gpa = (1ull << 30) - 8; }, "device area (used)"},
+        {[](VringConfig& v) { v.desc_gpa = 1ull << 40; }, "not inside guest memory"},
+        {[](VringConfig& v) { v.avail_gpa += 1; }, "2-byte aligned"},
+        {[](VringConfig& v) { v.size = 300; }, "power of two"},
+    };
+    for (const auto& c : cases) {
+        GuestConfig g = guest_in_ram(4);
+        c.bend(g.vrings[2]);
+        auto r = dev->configure(g);
+        ASSERT_FALSE(r) << c.expect;
+        EXPECT_EQ(r.error().code, Errc::InvalidArgument);
+        EXPECT_NE(r.error().what.find("vring 2 refused"), std::string::npos) << r.error().what;
+        EXPECT_NE(r.error().what.find(c.expect), std::string::npos) << r.error().what;
+        auto p = phases(4);
+        EXPECT_NE(p[2], VqPhase::Ready);
+        EXPECT_EQ(p[3], VqPhase::Ready);
+        std::vector<RingIndexes> out;
+        ASSERT_TRUE(dev->close(out));
+    }
+}
+
 // After the frontend left, its rings and memory are gone: nothing resumes.
 TEST_F(DeviceCore, ResumeWithoutAFrontendIsRefused) {
     open("cx7", 2);

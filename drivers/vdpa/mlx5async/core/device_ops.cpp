@@ -50,12 +50,17 @@ Result<void> Device::configure(const GuestConfig& g) {
     d.ledger.mark(LedgerPhase::MemoryRegistered);
     // Rings vhost has not enabled stay as they are (set_vring_state brings them).
     std::vector<uint16_t> start;
+    Result<void> bad_ring = {};
     for (const auto& vr : g.vrings) {
         Vq& vq = d.vqs[vr.index];
         // Enabled later (set_vring_state): it starts from this session's
         // vhost indexes, not from a previous session's suspend.
         vq.vhost_base = !vq.enabled;
         if (!vq.enabled || vq.unsure) continue;
+        if (auto ok = validate_vring(vr, d.mem.current.regions); !ok) {  // never started
+            bad_ring = first_error(bad_ring, ok);
+            continue;
+        }
         start.push_back(vr.index);
         // A different ring size needs a new object (queue_size is not modifiable).
         if (vq.phase != VqPhase::Absent && vq.size != vr.size) {
@@ -99,7 +104,7 @@ Result<void> Device::configure(const GuestConfig& g) {
             logf(LogLevel::Warning, "%s: kick relay: %s", d.name.c_str(), to_string(k.error()).c_str());
         d.kick_relay->set_open(true);
     }
-    return first_error(known, r);
+    return first_error(known, first_error(bad_ring, r));
 }
 
 Result<void> Device::close(std::vector<RingIndexes>& out) {
@@ -176,11 +181,17 @@ Result<void> Device::flush_vring_states(std::vector<RingIndexes>& disabled) {
     for (const Vq& vq : d.vqs) {
         if (vq.unsure) continue;
         if (!vq.enabled && vq.phase == VqPhase::Ready) stop.push_back(vq.index);
-        bool known = false;
-        for (const auto& vr : d.guest.vrings) known = known || vr.index == vq.index;
-        if (vq.enabled && known && d.guest_valid && vq.phase != VqPhase::Ready) start.push_back(vq.index);
+        const VringConfig* vr = nullptr;
+        for (const auto& v : d.guest.vrings)
+            if (v.index == vq.index) vr = &v;
+        if (!vq.enabled || !vr || !d.guest_valid || vq.phase == VqPhase::Ready) continue;
+        if (auto ok = validate_vring(*vr, d.mem.current.regions); !ok) {  // never started
+            r = first_error(r, ok);
+            continue;
+        }
+        start.push_back(vq.index);
     }
-    if (!stop.empty()) r = first_error(r, d.suspend_rings(stop));
+    if (!stop.empty()) r = first_error(r, d.suspend_rings(stop));  // stops go first whatever failed
     for (uint16_t s : stop)
         disabled.push_back({s, d.vqs[s].saved_avail, d.vqs[s].saved_used,
                             d.vqs[s].phase == VqPhase::Suspended});

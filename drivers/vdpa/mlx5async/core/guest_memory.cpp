@@ -77,6 +77,49 @@ Result<void> validate_table(const std::vector<MemRegion>& t) {
     return {};
 }
 
+namespace {
+
+// [gpa, gpa + len) lies in regions that follow each other without a hole.
+bool covered(const std::vector<MemRegion>& t, uint64_t gpa, uint64_t len) {
+    if (gpa + len < gpa) return false;
+    for (const MemRegion& r : t) {
+        if (gpa < r.guest_phys_addr) return false;  // sorted: a hole before r
+        const uint64_t end = r.guest_phys_addr + r.size;
+        if (gpa >= end) continue;
+        if (gpa + len <= end) return true;
+        len -= end - gpa;
+        gpa = end;
+    }
+    return false;
+}
+
+}  // namespace
+
+Result<void> validate_vring(const VringConfig& v, const std::vector<MemRegion>& t) {
+    auto refuse = [&](const std::string& why) {
+        return fail(Errc::InvalidArgument, "vring " + std::to_string(v.index) + " refused: " + why);
+    };
+    if (v.size == 0 || v.size > 32768 || (v.size & (v.size - 1)))
+        return refuse("size " + std::to_string(v.size) + " is not a power of two up to 32768");
+    struct Area {
+        const char* name;
+        uint64_t gpa, len, align;
+    };
+    const Area areas[] = {{"descriptor table", v.desc_gpa, 16ull * v.size, 16},
+                          {"driver area (avail)", v.avail_gpa, 6 + 2ull * v.size, 2},
+                          {"device area (used)", v.used_gpa, 6 + 8ull * v.size, 4}};
+    for (const Area& a : areas) {
+        char at[96];
+        std::snprintf(at, sizeof at, " at gpa 0x%llx (+0x%llx)", static_cast<unsigned long long>(a.gpa),
+                      static_cast<unsigned long long>(a.len));
+        if (a.gpa % a.align)
+            return refuse(std::string(a.name) + at + " is not " + std::to_string(a.align) + "-byte aligned");
+        if (!t.empty() && !covered(t, a.gpa, a.len))
+            return refuse(std::string(a.name) + at + " is not inside guest memory");
+    }
+    return {};
+}
+
 std::vector<MemRegion> sorted_regions(std::vector<MemRegion> regions) {
     std::erase_if(regions, [](const MemRegion& r) { return r.size == 0; });
     std::sort(regions.begin(), regions.end(), [](const MemRegion& a, const MemRegion& b) {

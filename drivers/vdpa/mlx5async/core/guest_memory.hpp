@@ -75,4 +75,12 @@ inline constexpr size_t kMaxKlmEntries = (UINT16_MAX - prm::kCreateMkeyInBytes) 
 // registered or allocated for a refused table.
 Result<void> validate_table(const std::vector<MemRegion>& sorted);
 
+// A split ring (virtio 1.x 2.7) the device can run over this table: a size
+// that is a power of two up to 32768, each area aligned (descriptor table
+// 16, driver area 2, device area 4) and inside the table's regions with no
+// hole, so the device never reads or writes outside guest memory.
+// InvalidArgument naming the ring and the area otherwise. With no table (no
+// guest memory registered) only size and alignment are checked.
+Result<void> validate_vring(const VringConfig& v, const std::vector<MemRegion>& sorted);
+
 }  // namespace mlx5async::core
