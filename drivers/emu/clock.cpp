@@ -12,15 +12,12 @@ namespace mlx5async::emu {
 namespace {
 
 // How long before its due time a timed wait stops sleeping and starts
-// yield-spinning. Measured on this 2-vCPU VM (doc/engine-history.md,
-// "Completing at the modelled time"), N=32 resume over ideal: 50 us 1.30x,
-// 100 and 200 us 1.23x; 100 burns less CPU. The host's wake-up delay has a
-// long tail.
+// yield-spinning: longer than the long tail of a VM's wake-up delay, short
+// enough to burn little CPU.
 constexpr int64_t kSpinAheadNs = 100'000;
-// Spinners at once: the throttle's 16 plus the firmware thread would all
-// fit. Capping at 2 or 4 measured worse (N=32 resume 1.34-1.35x ideal
-// against 1.23-1.24x): the capped threads sleep to their due time and wake
-// late, and a spinning thread yields to any thread with work to do.
+// Spinners at once: the throttle's 16 commands plus the firmware thread. A
+// capped thread sleeps to its due time and wakes late, while a spinning one
+// yields to any thread with work to do.
 constexpr int kMaxSpinners = 17;
 
 std::chrono::steady_clock::time_point to_tp(int64_t ns) {

@@ -18,7 +18,6 @@ class Clock {
 public:
     virtual ~Clock() = default;
     virtual int64_t now_ns() const = 0;
-    virtual bool manual() const = 0;
     // Blocks on cv until notified or, on a steady clock, until due_ns.
     // Callers re-check their predicate (spurious returns allowed). A steady
     // clock returns from a timed wait no earlier than due_ns unless notified.
@@ -27,18 +26,16 @@ public:
 };
 
 // Real time. A command is done at its due time, never before (the model's
-// latency is a lower bound). To come close to it despite host wake-up delay
-// (4 us median, p90 34 us for an idle vCPU here), a wait sleeps until
-// kSpinAheadNs before the due time and then yields the CPU in a loop,
-// checking the clock, with the lock released, so the thread is already
-// running when the time comes. At most kMaxSpinners threads spin at once
-// (the others sleep to the due time). It used to aim waits early by an
-// average of past lateness and count a command done from then on: after a
-// stall that completed 300 us commands in under 1 us (latency_test.cpp).
+// latency is a lower bound). A sleeping thread wakes late by the host's
+// wake-up delay, so a wait sleeps until kSpinAheadNs before the due time and
+// then yields the CPU in a loop, checking the clock with the lock released:
+// the thread is already running when the time comes. At most kMaxSpinners
+// threads spin at once (the others sleep to the due time). Waits are never
+// aimed early: a command never completes before its modelled latency
+// (latency_test.cpp).
 class SteadyClock final : public Clock {
 public:
     int64_t now_ns() const override;
-    bool manual() const override { return false; }
     void wait_until(std::unique_lock<std::mutex>& lk, std::condition_variable& cv,
                     int64_t due_ns) override;
 
@@ -49,7 +46,6 @@ private:
 class ManualClock final : public Clock {
 public:
     int64_t now_ns() const override { return now_.load(std::memory_order_acquire); }
-    bool manual() const override { return true; }
     void wait_until(std::unique_lock<std::mutex>& lk, std::condition_variable& cv,
                     int64_t) override {
         cv.wait(lk);

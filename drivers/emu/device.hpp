@@ -98,7 +98,6 @@ public:
     uint32_t inflight() const { return cmd_if_.inflight(); }
 
     // Time (manual clock: clock=manual in the spec).
-    bool manual_clock() const { return clock_->manual(); }
     int64_t now_ns() const { return clock_->now_ns(); }
     void advance_clock(std::chrono::nanoseconds d);
     size_t complete_next(size_t n) { return cmd_if_.complete_next(n); }

@@ -46,29 +46,6 @@ Command on_ctx(CmdKind kind, const Context& ctx, std::vector<std::byte> in, size
 
 }  // namespace
 
-const char* cmd_kind_name(CmdKind k) noexcept {
-    switch (k) {
-    case CmdKind::Create: return "create";
-    case CmdKind::Modify: return "modify";
-    case CmdKind::Query: return "query";
-    case CmdKind::Destroy: return "destroy";
-    case CmdKind::General: return "general";
-    }
-    return "?";
-}
-
-const char* step_state_name(StepState s) noexcept {
-    switch (s) {
-    case StepState::Queued: return "Queued";
-    case StepState::Issued: return "Issued";
-    case StepState::Done: return "Done";
-    case StepState::Failed: return "Failed";
-    case StepState::TimedOut: return "TimedOut";
-    case StepState::Cancelled: return "Cancelled";
-    }
-    return "?";
-}
-
 Result<Command> Command::create_virtq(const Context& ctx, const prm::VirtqAttr& attr, int queue) {
     std::vector<std::byte> in(prm::kVirtqCmdInBytes);
     MLX5A_CHECK(prm::encode_create_virtq(attr, in));
@@ -155,12 +132,6 @@ size_t Batch::add_suspend(const DevxObj& vq, int queue) {
 
 size_t Batch::add_resume(const DevxObj& vq, int queue) {
     return add(Command::modify_virtq_state(vq, prm::VirtqState::RDY, queue));
-}
-
-size_t Batch::step_count() const noexcept {
-    size_t n = 0;
-    for (const auto& e : entries_) n += e.steps.size();
-    return n;
 }
 
 Error StepResult::error() const {

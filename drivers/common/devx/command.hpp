@@ -21,7 +21,6 @@ namespace mlx5async::devx {
 // How a command reaches the device. Only QUERY has an asynchronous form in
 // rdma-core (mlx5dv_devx_obj_query_async); the others are blocking ioctls.
 enum class CmdKind : uint8_t { Create, Modify, Query, Destroy, General };
-const char* cmd_kind_name(CmdKind k) noexcept;
 
 // What the engine should decode from a successful output.
 enum class Decode : uint8_t { Raw, Virtq };
@@ -81,7 +80,6 @@ public:
     size_t add_resume(const DevxObj& vq, int queue);
 
     size_t size() const noexcept { return entries_.size(); }
-    size_t step_count() const noexcept;
     bool empty() const noexcept { return entries_.empty(); }
     std::vector<Entry>& entries() noexcept { return entries_; }
     const std::vector<Entry>& entries() const noexcept { return entries_; }
@@ -93,7 +91,6 @@ private:
 // Queued -> Issued -> {Done, Failed, TimedOut}; Cancelled when the step never
 // ran (an earlier step of its chain failed or timed out, or shutdown).
 enum class StepState : uint8_t { Queued, Issued, Done, Failed, TimedOut, Cancelled };
-const char* step_state_name(StepState s) noexcept;
 
 struct StepResult {
     StepState state = StepState::Queued;
