@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * mlx5async vDPA PMD: public API beyond rte_vdpa_dev_ops.
  *
- * Per-device and multi-device suspend/resume (one firmware batch over every
- * virtq of every listed device), virtq state queries, the last operation's
+ * Per-device and multi-device suspend/resume (one firmware batch per device
+ * over its virtqs, every listed device at once), virtq state queries, the last operation's
  * timing breakdown, engine settings and command tracing, for applications
  * such as vdpa-testpmd and migration orchestrators.
  *
@@ -171,7 +171,9 @@ int rte_pmd_mlx5async_get_ledger(struct rte_vdpa_device *dev, struct rte_pmd_mlx
 const char *rte_pmd_mlx5async_ledger_phase_name(enum rte_pmd_mlx5async_ledger_phase p);
 
 /* Suspend (MODIFY->SUSPEND + QUERY, pipelined) every RDY virtq of every
- * listed device in one batch; resume brings every SUSPENDed virtq back to RDY.
+ * listed device: one batch per device, all devices at once (each has its own
+ * engine and firmware command queue), so N devices take about as long as the
+ * slowest; resume brings every SUSPENDed virtq back to RDY.
  * Virtqs of a device fail or succeed independently; on any failure the call
  * returns the first error and every device's timing says how many failed. */
 int rte_pmd_mlx5async_suspend(struct rte_vdpa_device *const devs[], unsigned int n);

@@ -1,20 +1,25 @@
 #!/usr/bin/env python3
-"""Counts test cases in Meson's JUnit log (GoogleTest subtests included) and
-prints 'LABEL: N passed, N failed[, N skipped]' (LABEL: tests, or the second
-argument). Exit 1 when any failed or when nothing ran."""
+"""Counts test cases in Meson's JUnit logs (GoogleTest subtests included) and
+prints 'LABEL: N passed, N failed[, N skipped]' (LABEL: tests, or --label).
+Exit 1 when any failed or when nothing ran.
+
+  test_summary.py [--label LABEL] JUNIT.xml...
+"""
 import sys
 import xml.etree.ElementTree as ET
 
-def main(path, label="tests"):
-    try:
-        root = ET.parse(path).getroot()
-    except (OSError, ET.ParseError) as e:
-        print(f"test_summary: cannot read {path}: {e}")
-        print(f"{label}: 0 passed, 1 failed")
-        return 1
+def main(paths, label="tests"):
+    roots = []
+    for path in paths:
+        try:
+            roots.append(ET.parse(path).getroot())
+        except (OSError, ET.ParseError) as e:
+            print(f"test_summary: cannot read {path}: {e}")
+            print(f"{label}: 0 passed, 1 failed")
+            return 1
     passed = failed = skipped = 0
     failures = []
-    for suite in root.iter("testsuite"):
+    for suite in (s for root in roots for s in root.iter("testsuite")):
         for case in suite.iter("testcase"):
             name = f"{suite.get('name')}/{case.get('classname', '')}.{case.get('name')}"
             if case.find("failure") is not None or case.find("error") is not None:
@@ -31,4 +36,8 @@ def main(path, label="tests"):
     return 1 if failed or passed == 0 else 0
 
 if __name__ == "__main__":
-    sys.exit(main(*sys.argv[1:3]))
+    args = sys.argv[1:]
+    label = "tests"
+    if args[:1] == ["--label"]:
+        label, args = args[1], args[2:]
+    sys.exit(main(args, label))

@@ -38,7 +38,8 @@ def case_plugin(args):
 def case_bad_devargs(args):
     """A bad devarg fails the probe with a message naming the key and range."""
     env = dict(os.environ, LD_LIBRARY_PATH=args.plugin_dir)
-    for devargs, expect in [("emu=cx9", "devarg emu=cx9: expected cx6dx|cx7"),
+    for devargs, expect in [("emu=cx9", "devargs emu=cx9: emu: unknown profile 'cx9' (cx6dx, cx7)"),
+                            ("emu=cx7,emu_warp=1", "with emu_* keys: emu spec: unknown key 'warp'"),
                             ("emu=cx7,queues=0", "devarg queues=0: expected an integer in [1, 512]"),
                             ("emu=cx7,queue_size=100", "devarg queue_size=100: expected a power of 2"),
                             ("emu=cx7,bogus=1", "unknown devarg 'bogus'"),

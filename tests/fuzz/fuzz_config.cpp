@@ -38,7 +38,7 @@ void devargs(std::string_view text) {
         FUZZ_CHECK(!c.error().what.empty(), "a refused devarg has no message");
         return;
     }
-    FUZZ_CHECK(c->is_emulated() != !c->pci_bdf.empty(), "accepted config without exactly one backend");
+    FUZZ_CHECK(c->is_emulated() != !c->hw_device.empty(), "accepted config without exactly one backend");
     FUZZ_CHECK(c->max_inflight >= 1 && c->timeout_ms >= 1, "accepted config out of range");
 }
 

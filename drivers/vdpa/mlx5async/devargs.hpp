@@ -1,7 +1,7 @@
 #pragma once
 
 #include "common/base/result.hpp"
-#include "core/config.hpp"
+#include "vdpa/mlx5async/core/config.hpp"
 
 namespace mlx5async::pmd {
 

@@ -22,7 +22,7 @@
 #include <thread>
 
 #include "common/base/result.hpp"
-#include "core/device.hpp"
+#include "vdpa/mlx5async/core/device.hpp"
 
 namespace mlx5async::pmd {
 

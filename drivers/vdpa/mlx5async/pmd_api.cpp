@@ -3,9 +3,13 @@
 
 #include <vdpa_driver.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <exception>
+#include <new>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -61,6 +65,28 @@ int fill_vq_info(PmdDevice& d, const std::vector<core::VqInfo>& info, rte_pmd_ml
     return int(vqs ? std::min(k, n) : k);
 }
 
+// Every extern "C" entry runs inside this: no C++ exception (a thread that
+// cannot start, an allocation) crosses into a C caller.
+template <typename F>
+int c_boundary(const char* fn, F&& f) noexcept {
+    try {
+        return f();
+    } catch (const std::bad_alloc&) {
+        MLX5A_LOG(ERR, "%s: out of memory", fn);
+        return -ENOMEM;
+    } catch (const std::system_error& e) {
+        MLX5A_LOG(ERR, "%s: %s", fn, e.what());
+        return e.code().category() == std::system_category() && e.code().value() > 0 ? -e.code().value()
+                                                                                     : -EIO;
+    } catch (const std::exception& e) {
+        MLX5A_LOG(ERR, "%s: %s", fn, e.what());
+        return -EIO;
+    } catch (...) {
+        MLX5A_LOG(ERR, "%s: unknown exception", fn);
+        return -EIO;
+    }
+}
+
 rte_pmd_mlx5async_strategy to_c(core::Strategy s) {
     switch (s) {
     case core::Strategy::Async: return RTE_PMD_MLX5ASYNC_STRATEGY_ASYNC;
@@ -72,75 +98,97 @@ rte_pmd_mlx5async_strategy to_c(core::Strategy s) {
 
 }  // namespace
 
+namespace mlx5async::pmd {
+
+uint64_t ideal_ns(const core::Device& c, const core::OpTiming& t) {
+    const core::ModelTiming m = c.model_timing();
+    const uint64_t slots = std::min<uint64_t>(c.config().max_inflight, m.fw_max_inflight);
+    const uint64_t per_cmd = t.op == core::Op::Suspend ? m.modify_ns + m.query_ns : m.modify_ns;
+    if (t.queues == 0 || slots == 0) return 0;
+    return (t.queues + slots - 1) / slots * per_cmd;
+}
+
+}  // namespace mlx5async::pmd
+
 extern "C" {
 
-bool rte_pmd_mlx5async_is_mine(rte_vdpa_device* dev) { return dev_of(dev) != nullptr; }
+bool rte_pmd_mlx5async_is_mine(rte_vdpa_device* dev) {
+    return c_boundary(__func__, [&] { return dev_of(dev) != nullptr ? 1 : 0; }) == 1;
+}
 
 int rte_pmd_mlx5async_get_dev_info(rte_vdpa_device* dev, rte_pmd_mlx5async_dev_info* info) {
-    PmdDevice* d = dev_of(dev);
-    if (!d) return -ENODEV;
-    if (!info) return -EINVAL;
-    *info = {};
-    auto& c = *d->core;
-    std::snprintf(info->name, sizeof info->name, "%s", c.name().c_str());
-    std::snprintf(info->backend, sizeof info->backend, "%s", c.backend().c_str());
-    info->max_queues = c.max_virtqs();
-    uint32_t with_obj = 0, qsize = 0;
-    for (const auto& v : c.vq_info()) {
-        if (v.phase == core::VqPhase::Absent) continue;
-        with_obj++;
-    }
-    qsize = c.config().queue_size;
-    info->queues = with_obj;
-    info->queue_size = qsize;
-    info->max_inflight = c.config().max_inflight;
-    info->strategy = to_c(c.config().strategy);
-    info->vid = d->vid;
-    info->features = c.features();
-    auto prof = c.emu_profile_timing();
-    info->modify_ns = prof.modify_ns;
-    info->query_ns = prof.query_ns;
-    info->fw_max_inflight = prof.fw_max_inflight;
-    auto health = c.command_health();
-    info->unanswered_cmds = health.unanswered;
-    info->unsure_queues = health.unsure_virtqs;
-    info->interrupts = c.irq_stats().enabled;
-    return 0;
+    return c_boundary(__func__, [&]() -> int {
+        PmdDevice* d = dev_of(dev);
+        if (!d) return -ENODEV;
+        if (!info) return -EINVAL;
+        *info = {};
+        auto& c = *d->core;
+        std::snprintf(info->name, sizeof info->name, "%s", c.name().c_str());
+        std::snprintf(info->backend, sizeof info->backend, "%s", c.backend().c_str());
+        info->max_queues = c.max_virtqs();
+        uint32_t with_obj = 0, qsize = 0;
+        for (const auto& v : c.vq_info()) {
+            if (v.phase == core::VqPhase::Absent) continue;
+            with_obj++;
+        }
+        qsize = c.config().queue_size;
+        info->queues = with_obj;
+        info->queue_size = qsize;
+        info->max_inflight = c.config().max_inflight;
+        info->strategy = to_c(c.config().strategy);
+        info->vid = d->vid;
+        info->features = c.features();
+        auto prof = c.model_timing();
+        info->modify_ns = prof.modify_ns;
+        info->query_ns = prof.query_ns;
+        info->fw_max_inflight = prof.fw_max_inflight;
+        auto health = c.command_health();
+        info->unanswered_cmds = health.unanswered;
+        info->unsure_queues = health.unsure_virtqs;
+        info->interrupts = c.irq_stats().enabled;
+        return 0;
+    });
 }
 
 int rte_pmd_mlx5async_get_vq_info(rte_vdpa_device* dev, rte_pmd_mlx5async_vq_info* vqs, unsigned n) {
-    PmdDevice* d = dev_of(dev);
-    if (!d) return -ENODEV;
-    return fill_vq_info(*d, d->core->vq_info(), vqs, n);
+    return c_boundary(__func__, [&]() -> int {
+        PmdDevice* d = dev_of(dev);
+        if (!d) return -ENODEV;
+        return fill_vq_info(*d, d->core->vq_info(), vqs, n);
+    });
 }
 
 int rte_pmd_mlx5async_query_vq_info(rte_vdpa_device* dev, rte_pmd_mlx5async_vq_info* vqs,
                                     unsigned n) {
-    PmdDevice* d = dev_of(dev);
-    if (!d) return -ENODEV;
-    return fill_vq_info(*d, d->core->query_vq_info(), vqs, n);
+    return c_boundary(__func__, [&]() -> int {
+        PmdDevice* d = dev_of(dev);
+        if (!d) return -ENODEV;
+        return fill_vq_info(*d, d->core->query_vq_info(), vqs, n);
+    });
 }
 
 int rte_pmd_mlx5async_get_ledger(rte_vdpa_device* dev, rte_pmd_mlx5async_ledger* l) {
-    static_assert(size_t(RTE_PMD_MLX5ASYNC_LEDGER_PHASES) == core::kLedgerPhases);
-    PmdDevice* d = dev_of(dev);
-    if (!d) return -ENODEV;
-    if (!l) return -EINVAL;
-    const auto s = d->core->ledger().snapshot();
-    *l = {};
-    l->stop_seq = s.stop_seq;
-    l->start_seq = s.start_seq;
-    for (size_t i = 0; i < core::kLedgerPhases; i++) {
-        l->mono_ns[i] = s.at[i].mono_ns;
-        l->wall_ns[i] = s.at[i].wall_ns;
-    }
-    l->stop_rings = s.stop_rings;
-    l->logged_rings = s.logged_rings;
-    l->start_rings = s.start_rings;
-    l->regions_registered = s.regions;
-    l->notifiers_rc = s.notifiers_rc;
-    l->notifiers_tried = s.notifiers_tried;
-    return 0;
+    return c_boundary(__func__, [&]() -> int {
+        static_assert(size_t(RTE_PMD_MLX5ASYNC_LEDGER_PHASES) == core::kLedgerPhases);
+        PmdDevice* d = dev_of(dev);
+        if (!d) return -ENODEV;
+        if (!l) return -EINVAL;
+        const auto s = d->core->ledger().snapshot();
+        *l = {};
+        l->stop_seq = s.stop_seq;
+        l->start_seq = s.start_seq;
+        for (size_t i = 0; i < core::kLedgerPhases; i++) {
+            l->mono_ns[i] = s.at[i].mono_ns;
+            l->wall_ns[i] = s.at[i].wall_ns;
+        }
+        l->stop_rings = s.stop_rings;
+        l->logged_rings = s.logged_rings;
+        l->start_rings = s.start_rings;
+        l->regions_registered = s.regions;
+        l->notifiers_rc = s.notifiers_rc;
+        l->notifiers_tried = s.notifiers_tried;
+        return 0;
+    });
 }
 
 const char* rte_pmd_mlx5async_ledger_phase_name(rte_pmd_mlx5async_ledger_phase p) {
@@ -149,68 +197,84 @@ const char* rte_pmd_mlx5async_ledger_phase_name(rte_pmd_mlx5async_ledger_phase p
 }
 
 int rte_pmd_mlx5async_suspend(rte_vdpa_device* const devs[], unsigned n) {
-    return for_all_devices(devs, n, "suspend", [](core::Device& c) { return c.suspend_all(); });
+    return c_boundary(__func__, [&]() -> int {
+        return for_all_devices(devs, n, "suspend", [](core::Device& c) { return c.suspend_all(); });
+    });
 }
 
 int rte_pmd_mlx5async_resume(rte_vdpa_device* const devs[], unsigned n) {
-    return for_all_devices(devs, n, "resume", [](core::Device& c) { return c.resume_all(); });
+    return c_boundary(__func__, [&]() -> int {
+        return for_all_devices(devs, n, "resume", [](core::Device& c) { return c.resume_all(); });
+    });
 }
 
 int rte_pmd_mlx5async_last_timing(rte_vdpa_device* dev, rte_pmd_mlx5async_op op,
                                   rte_pmd_mlx5async_timing* t) {
-    PmdDevice* d = dev_of(dev);
-    if (!d) return -ENODEV;
-    if (!t) return -EINVAL;
-    auto x = d->core->last_timing(op == RTE_PMD_MLX5ASYNC_OP_RESUME ? core::Op::Resume
-                                                                      : core::Op::Suspend);
-    *t = {op, x.total_ns, x.prepare_ns, x.firmware_ns, x.vhost_ns, x.queues,
-          x.commands, x.failed, x.peak_inflight, x.ideal_ns};
-    return 0;
+    return c_boundary(__func__, [&]() -> int {
+        PmdDevice* d = dev_of(dev);
+        if (!d) return -ENODEV;
+        if (!t) return -EINVAL;
+        auto x = d->core->last_timing(op == RTE_PMD_MLX5ASYNC_OP_RESUME ? core::Op::Resume
+                                                                          : core::Op::Suspend);
+        *t = {op, x.total_ns, x.prepare_ns, x.firmware_ns, x.vhost_ns, x.queues,
+              x.commands, x.failed, x.peak_inflight, pmd::ideal_ns(*d->core, x)};
+        return 0;
+    });
 }
 
 int rte_pmd_mlx5async_set_strategy(rte_vdpa_device* dev, rte_pmd_mlx5async_strategy s) {
-    PmdDevice* d = dev_of(dev);
-    if (!d) return -ENODEV;
-    core::Strategy cs;
-    switch (s) {
-    case RTE_PMD_MLX5ASYNC_STRATEGY_ASYNC: cs = core::Strategy::Async; break;
-    case RTE_PMD_MLX5ASYNC_STRATEGY_SEQUENTIAL: cs = core::Strategy::Sequential; break;
-    case RTE_PMD_MLX5ASYNC_STRATEGY_THREADS: cs = core::Strategy::Threads; break;
-    default: return -EINVAL;
-    }
-    return report(d, "set strategy", d->core->set_strategy(cs));
+    return c_boundary(__func__, [&]() -> int {
+        PmdDevice* d = dev_of(dev);
+        if (!d) return -ENODEV;
+        core::Strategy cs;
+        switch (s) {
+        case RTE_PMD_MLX5ASYNC_STRATEGY_ASYNC: cs = core::Strategy::Async; break;
+        case RTE_PMD_MLX5ASYNC_STRATEGY_SEQUENTIAL: cs = core::Strategy::Sequential; break;
+        case RTE_PMD_MLX5ASYNC_STRATEGY_THREADS: cs = core::Strategy::Threads; break;
+        default: return -EINVAL;
+        }
+        return report(d, "set strategy", d->core->set_strategy(cs));
+    });
 }
 
 int rte_pmd_mlx5async_set_max_inflight(rte_vdpa_device* dev, uint32_t n) {
-    PmdDevice* d = dev_of(dev);
-    if (!d) return -ENODEV;
-    return report(d, "set max_inflight", d->core->set_max_inflight(n));
+    return c_boundary(__func__, [&]() -> int {
+        PmdDevice* d = dev_of(dev);
+        if (!d) return -ENODEV;
+        return report(d, "set max_inflight", d->core->set_max_inflight(n));
+    });
 }
 
 int rte_pmd_mlx5async_trace_enable(rte_vdpa_device* dev, bool on) {
-    PmdDevice* d = dev_of(dev);
-    if (!d) return -ENODEV;
-    d->core->trace_enable(on);
-    return 0;
+    return c_boundary(__func__, [&]() -> int {
+        PmdDevice* d = dev_of(dev);
+        if (!d) return -ENODEV;
+        d->core->trace_enable(on);
+        return 0;
+    });
 }
 
 int rte_pmd_mlx5async_trace_read(rte_vdpa_device* dev, rte_pmd_mlx5async_cmd_span* spans,
                                  unsigned n) {
-    PmdDevice* d = dev_of(dev);
-    if (!d) return -ENODEV;
-    if (!spans) return -EINVAL;
-    auto v = d->core->trace_read(n);
-    for (size_t i = 0; i < v.size(); i++)
-        spans[i] = {v[i].submit_ns, v[i].end_ns, v[i].opcode, v[i].status, v[i].op, v[i].queue,
-                    v[i].obj_id};
-    return int(v.size());
+    return c_boundary(__func__, [&]() -> int {
+        PmdDevice* d = dev_of(dev);
+        if (!d) return -ENODEV;
+        if (!spans) return -EINVAL;
+        auto v = d->core->trace_read(n);
+        for (size_t i = 0; i < v.size(); i++)
+            spans[i] = {v[i].submit_ns, v[i].end_ns, v[i].opcode, v[i].status, v[i].op, v[i].queue,
+                        v[i].obj_id};
+        return int(v.size());
+    });
 }
 
 int rte_pmd_mlx5async_emu_fault(rte_vdpa_device* dev, const char* rule) {
-    PmdDevice* d = dev_of(dev);
-    if (!d) return -ENODEV;
-    if (!rule) return -EINVAL;
-    return report(d, "fault", d->core->emu_fault(rule));
+    return c_boundary(__func__, [&]() -> int {
+        PmdDevice* d = dev_of(dev);
+        if (!d) return -ENODEV;
+        if (!rule) return -EINVAL;
+        return report(d, "fault", d->core->emu_fault(rule));
+    });
 }
 
 }  // extern "C"

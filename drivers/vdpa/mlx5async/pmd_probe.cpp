@@ -93,7 +93,7 @@ int probe(rte_vdev_device* vdev) noexcept {
     auto core = core::Device::open(*cfg, name);
     if (!core) {
         MLX5A_LOG(ERR, "%s: cannot open %s: %s", name,
-                  cfg->is_emulated() ? ("emulated " + cfg->emu_spec).c_str() : cfg->pci_bdf.c_str(),
+                  cfg->is_emulated() ? ("emulated " + cfg->emu_spec).c_str() : cfg->hw_device.c_str(),
                   prm::describe(core.error()).c_str());
         return to_errno(core.error());
     }

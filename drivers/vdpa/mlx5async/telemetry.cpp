@@ -31,7 +31,8 @@ int tel_list(const char*, const char*, rte_tel_data* d) {
     return 0;
 }
 
-void add_timing(rte_tel_data* d, const char* prefix, const core::OpTiming& t) {
+void add_timing(rte_tel_data* d, const char* prefix, const core::Device& c, core::Op op) {
+    const core::OpTiming t = c.last_timing(op);
     std::string p(prefix);
     rte_tel_data_add_dict_u64(d, (p + "_total_ns").c_str(), t.total_ns);
     rte_tel_data_add_dict_u64(d, (p + "_firmware_ns").c_str(), t.firmware_ns);
@@ -40,7 +41,7 @@ void add_timing(rte_tel_data* d, const char* prefix, const core::OpTiming& t) {
     rte_tel_data_add_dict_u64(d, (p + "_commands").c_str(), t.commands);
     rte_tel_data_add_dict_u64(d, (p + "_failed").c_str(), t.failed);
     rte_tel_data_add_dict_u64(d, (p + "_peak_inflight").c_str(), t.peak_inflight);
-    rte_tel_data_add_dict_u64(d, (p + "_ideal_ns").c_str(), t.ideal_ns);
+    rte_tel_data_add_dict_u64(d, (p + "_ideal_ns").c_str(), ideal_ns(c, t));
 }
 
 int tel_info(const char*, const char* params, rte_tel_data* d) {
@@ -64,8 +65,8 @@ int tel_info(const char*, const char* params, rte_tel_data* d) {
     rte_tel_data_add_dict_u64(d, "irq_completions", irq.completions);
     rte_tel_data_add_dict_u64(d, "irq_calls", irq.calls);
     rte_tel_data_add_dict_u64(d, "irq_no_callfd", irq.no_callfd);
-    add_timing(d, "suspend", c.last_timing(core::Op::Suspend));
-    add_timing(d, "resume", c.last_timing(core::Op::Resume));
+    add_timing(d, "suspend", c, core::Op::Suspend);
+    add_timing(d, "resume", c, core::Op::Resume);
     return 0;
 }
 

@@ -6,7 +6,7 @@
 #include <span>
 
 #include "common/base/result.hpp"
-#include "core/guest.hpp"
+#include "vdpa/mlx5async/core/guest.hpp"
 
 namespace mlx5async::pmd {
 

@@ -579,7 +579,7 @@ TEST(DeviceOpen, UnknownProfileAndHardwareWithoutDeviceFailClearly) {
     auto d = Device::open(c, "bad0");
     ASSERT_FALSE(d);
     DeviceConfig h;
-    h.pci_bdf = "0000:99:00.7";
+    h.hw_device = "0000:99:00.7";
     auto e = Device::open(h, "bad1");
     ASSERT_FALSE(e);
     EXPECT_FALSE(to_string(e.error()).empty());

@@ -1,16 +1,16 @@
 #include "config.hpp"
 
+#include "backend.hpp"
+
 #include <charconv>
 #include <cstdio>
 
 namespace mlx5async::core {
 namespace {
 
-// emu_<key> devargs are forwarded into the emulator spec ("cx7,modify_us=0").
+// emu_<key> devargs are forwarded into the emulator spec ("cx7,modify_us=0"),
+// which the emulator itself checks (check_emulator_spec).
 constexpr std::string_view kEmuPrefix = "emu_";
-constexpr std::string_view kEmuKeys[] = {"modify_us", "query_us", "create_us", "destroy_us",
-                                         "umem_us",   "cmd_timeout_ms", "jitter_pct", "cmd_slots", "max_virtqs",
-                                         "freeze_to_rdy", "seed"};
 
 Result<uint64_t> parse_uint(std::string_view key, std::string_view v, uint64_t lo, uint64_t hi) {
     uint64_t x = 0;
@@ -25,7 +25,7 @@ Result<uint64_t> parse_uint(std::string_view key, std::string_view v, uint64_t l
     return x;
 }
 
-bool is_pci_bdf(std::string_view s) {
+bool is_pci_address(std::string_view s) {
     // [dddd:]bb:dd.f, hex digits.
     auto hex = [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); };
     auto all_hex = [&](std::string_view p, size_t n) {
@@ -50,16 +50,6 @@ bool is_ibdev_name(std::string_view s) {
     return true;
 }
 
-// "modify_us, query_us, ..." (one list for the messages and the key table).
-const std::string& emu_key_list() {
-    static const std::string list = [] {
-        std::string s;
-        for (auto e : kEmuKeys) s += (s.empty() ? "" : ", ") + std::string(e);
-        return s;
-    }();
-    return list;
-}
-
 Unexpected<Error> bad(std::string_view key, std::string_view value, std::string_view expected) {
     return fail(Errc::InvalidArgument, "devarg " + std::string(key) + "=" + std::string(value) +
                                            ": expected " + std::string(expected));
@@ -67,24 +57,12 @@ Unexpected<Error> bad(std::string_view key, std::string_view value, std::string_
 
 }  // namespace
 
-const char* strategy_name(Strategy s) noexcept {
-    switch (s) {
-    case Strategy::Async: return "async";
-    case Strategy::Sequential: return "sequential";
-    case Strategy::Threads: return "threads";
-    }
-    return "?";
-}
-
 Result<Strategy> parse_strategy(std::string_view s) {
-    if (s == "async") return Strategy::Async;
-    if (s == "sequential") return Strategy::Sequential;
-    if (s == "threads") return Strategy::Threads;
+    if (auto v = devx::parse_strategy(s)) return *v;
     return bad("strategy", s, "async|sequential|threads");
 }
 
 const std::vector<std::pair<std::string_view, std::string_view>>& devarg_keys() {
-    static const std::string emu_help = "emulator timing/caps override: " + emu_key_list();
     static const std::vector<std::pair<std::string_view, std::string_view>> keys = {
         {"emu", "emulated device profile: cx6dx|cx7"},
         {"dev", "a ConnectX through rdma-core: PCI address [dddd:]bb:dd.f or ibv device name"},
@@ -97,10 +75,69 @@ const std::vector<std::pair<std::string_view, std::string_view>>& devarg_keys() 
         {"event_mode", "irq|none: vring interrupts through callfds, or none (the frontend "
                        "polls); default irq when the device has QP event mode"},
         {"event_core", "CPU of the kick and interrupt threads, -1..1023 (default -1: any)"},
-        {"emu_<key>", emu_help},
+        {"emu_<key>", "emulator spec override (emu_modify_us=0 ...; keys: doc/emulator.md)"},
     };
     return keys;
 }
+
+namespace {
+
+// One devarg into `c`; `emu_overrides` collects the emu_<key> ones.
+Result<void> apply_devarg(DeviceConfig& c, std::string& emu_overrides, const std::string& k,
+                          const std::string& v) {
+    auto set_uint = [&](uint32_t& dst, uint64_t lo, uint64_t hi) -> Result<void> {
+        auto r = parse_uint(k, v, lo, hi);
+        MLX5A_CHECK(r);
+        dst = uint32_t(*r);
+        return {};
+    };
+    if (k == "emu") {
+        c.emu_spec = v;
+    } else if (k == "dev") {
+        if (!is_pci_address(v) && !is_ibdev_name(v))
+            return bad(k, v, "a PCI address [dddd:]bb:dd.f or an ibv device name (mlx5_0)");
+        c.hw_device = v;
+    } else if (k == "queues") {
+        return set_uint(c.queues, 1, 512);
+    } else if (k == "queue_size") {
+        MLX5A_CHECK(set_uint(c.queue_size, 2, 32768));
+        if (c.queue_size & (c.queue_size - 1)) return bad(k, v, "a power of 2 in 2..32768");
+    } else if (k == "max_inflight") {
+        return set_uint(c.max_inflight, 1, 256);
+    } else if (k == "strategy") {
+        auto r = parse_strategy(v);
+        MLX5A_CHECK(r);
+        c.strategy = *r;
+    } else if (k == "max_conf_threads") {
+        return set_uint(c.threads, 1, 64);
+    } else if (k == "timeout_ms") {
+        return set_uint(c.timeout_ms, 1, 600000);
+    } else if (k == "event_mode") {
+        if (v == "irq") c.event_mode = EventMode::Irq;
+        else if (v == "none") c.event_mode = EventMode::None;
+        else return bad(k, v, "irq|none");
+        c.event_mode_set = true;
+    } else if (k == "event_core") {
+        if (v == "-1") {
+            c.event_core = -1;
+            return {};
+        }
+        uint32_t cpu = 0;
+        MLX5A_CHECK(set_uint(cpu, 0, 1023));
+        c.event_core = int(cpu);
+    } else if (std::string_view(k).starts_with(kEmuPrefix) && k.size() > kEmuPrefix.size()) {
+        if (v.find(',') != std::string::npos || v.find('=') != std::string::npos)
+            return bad(k, v, "a single value");
+        emu_overrides += "," + k.substr(kEmuPrefix.size()) + "=" + v;
+    } else {
+        std::string keys;
+        for (const auto& [name, _] : devarg_keys()) keys += (keys.empty() ? "" : ", ") + std::string(name);
+        return fail(Errc::InvalidArgument, "unknown devarg '" + k + "' (accepted: " + keys + ")");
+    }
+    return {};
+}
+
+}  // namespace
 
 Result<DeviceConfig> parse_device_config(const KeyValues& kv) {
     DeviceConfig c;
@@ -112,66 +149,9 @@ Result<DeviceConfig> parse_device_config(const KeyValues& kv) {
                 return fail(Errc::InvalidArgument, "devarg " + k + " given twice (" + k + "=" +
                                                        kv[j].second + ", then " + k + "=" + v +
                                                        "): give each key once");
-        if (k == "emu") {
-            if (v != "cx6dx" && v != "cx7") return bad(k, v, "cx6dx|cx7");
-            c.emu_spec = v;
-        } else if (k == "dev") {
-            if (!is_pci_bdf(v) && !is_ibdev_name(v))
-                return bad(k, v, "a PCI address [dddd:]bb:dd.f or an ibv device name (mlx5_0)");
-            c.pci_bdf = v;
-        } else if (k == "queues") {
-            auto r = parse_uint(k, v, 1, 512);
-            MLX5A_CHECK(r);
-            c.queues = uint32_t(*r);
-        } else if (k == "queue_size") {
-            auto r = parse_uint(k, v, 2, 32768);
-            MLX5A_CHECK(r);
-            if (*r & (*r - 1)) return bad(k, v, "a power of 2 in 2..32768");
-            c.queue_size = uint32_t(*r);
-        } else if (k == "max_inflight") {
-            auto r = parse_uint(k, v, 1, 256);
-            MLX5A_CHECK(r);
-            c.max_inflight = uint32_t(*r);
-        } else if (k == "strategy") {
-            auto r = parse_strategy(v);
-            MLX5A_CHECK(r);
-            c.strategy = *r;
-        } else if (k == "max_conf_threads") {
-            auto r = parse_uint(k, v, 1, 64);
-            MLX5A_CHECK(r);
-            c.threads = uint32_t(*r);
-        } else if (k == "timeout_ms") {
-            auto r = parse_uint(k, v, 1, 600000);
-            MLX5A_CHECK(r);
-            c.timeout_ms = uint32_t(*r);
-        } else if (k == "event_mode") {
-            if (v == "irq") c.event_mode = EventMode::Irq;
-            else if (v == "none") c.event_mode = EventMode::None;
-            else return bad(k, v, "irq|none");
-            c.event_mode_set = true;
-        } else if (k == "event_core") {
-            if (v == "-1") {
-                c.event_core = -1;
-            } else {
-                auto r = parse_uint(k, v, 0, 1023);
-                MLX5A_CHECK(r);
-                c.event_core = int(*r);
-            }
-        } else if (std::string_view(k).starts_with(kEmuPrefix)) {
-            std::string_view sub = std::string_view(k).substr(kEmuPrefix.size());
-            bool known = false;
-            for (auto e : kEmuKeys) known = known || e == sub;
-            if (!known) return bad(k, v, "an emulator key: " + emu_key_list());
-            auto r = parse_uint(k, v, 0, 10000000);
-            MLX5A_CHECK(r);
-            emu_overrides += "," + std::string(sub) + "=" + v;
-        } else {
-            std::string keys;
-            for (const auto& [name, _] : devarg_keys()) keys += (keys.empty() ? "" : ", ") + std::string(name);
-            return fail(Errc::InvalidArgument, "unknown devarg '" + k + "' (accepted: " + keys + ")");
-        }
+        MLX5A_CHECK(apply_devarg(c, emu_overrides, k, v));
     }
-    if (c.emu_spec.empty() == c.pci_bdf.empty())
+    if (c.emu_spec.empty() == c.hw_device.empty())
         return fail(Errc::InvalidArgument,
                     "devargs: exactly one of emu=<profile> or dev=<PCI address> is required");
     if (!emu_overrides.empty()) {
@@ -179,6 +159,12 @@ Result<DeviceConfig> parse_device_config(const KeyValues& kv) {
             return fail(Errc::InvalidArgument, "devargs: emu_* keys apply only with emu=<profile>");
         c.emu_spec += emu_overrides;
     }
+    if (c.is_emulated())
+        if (auto ok = check_emulator_spec(c.emu_spec); !ok)
+            return fail(ok.error().code == Errc::NotSupported ? Errc::NotSupported : Errc::InvalidArgument,
+                        "devargs emu=" + c.emu_spec.substr(0, c.emu_spec.find(',')) +
+                                             (emu_overrides.empty() ? "" : " with emu_* keys") +
+                                             ": " + ok.error().what);
     if (c.queues != 0 && c.queue_size == 0) c.queue_size = 256;  // DPDK mlx5's default ring size
     return c;
 }

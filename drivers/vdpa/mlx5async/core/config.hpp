@@ -9,23 +9,26 @@
 #include <vector>
 
 #include "common/base/result.hpp"
+#include "common/devx/engine.hpp"
 
 namespace mlx5async::core {
 
-enum class Strategy : uint8_t { Async, Sequential, Threads };
+// How a multi-queue operation reaches the firmware (the engine's strategies).
+using devx::Strategy;
+using devx::strategy_name;
 
 // How a used buffer reaches the guest. Irq: QP event mode, each vring's
 // callfd written from a completion event (DPDK mlx5's event_mode=2,
 // interrupts only). None: no interrupts (NO_MSIX); the frontend polls.
 enum class EventMode : uint8_t { Irq, None };
-const char* strategy_name(Strategy s) noexcept;
-Result<Strategy> parse_strategy(std::string_view s);
+Result<Strategy> parse_strategy(std::string_view s);  // with the devarg's error message
 
 struct DeviceConfig {
     // Exactly one backend: an emulated profile spec ("cx7,modify_us=0") or a
-    // PCI address of a real ConnectX opened through rdma-core.
+    // real ConnectX opened through rdma-core (devarg dev: a PCI address or
+    // an ibv device name).
     std::string emu_spec;
-    std::string pci_bdf;
+    std::string hw_device;
 
     uint32_t queues = 0;        // queue pairs to pre-create at probe (0: at dev_conf)
     uint32_t queue_size = 0;    // ring size to pre-create with (0: at dev_conf)

@@ -9,15 +9,6 @@
 #include "device_impl.hpp"
 
 namespace mlx5async::core {
-namespace {
-
-uint64_t ideal_ns(uint64_t n, uint64_t t, uint64_t per_cmd_ns) {
-    if (n == 0 || t == 0) return 0;
-    return (n + t - 1) / t * per_cmd_ns;
-}
-
-}  // namespace
-
 devx::BatchResult Device::Impl::run(devx::Batch&& b, BatchKind kind, OpTiming* t) {
     uint64_t t0 = steady_ns();
     devx::BatchResult r = engine->run(std::move(b), std::chrono::milliseconds(cfg.timeout_ms));
@@ -177,9 +168,6 @@ Result<void> Device::Impl::suspend_rings(std::span<const uint16_t> rings) {
         vq.unsure = !(!mod.ok() && mod.never_issued);
         if (first) first = unexpected((mod.ok() ? qry : mod).error());
     }
-    if (profile_modify_ns)
-        t.ideal_ns = ideal_ns(t.queues, std::min<uint64_t>(cfg.max_inflight, profile_fw_inflight),
-                              profile_modify_ns + profile_query_ns);
     t.total_ns = steady_ns() - t0;
     last[size_t(Op::Suspend)] = t;
     return first;
@@ -243,9 +231,6 @@ Result<void> Device::Impl::resume_rings(std::span<const uint16_t> rings, bool vh
         vq.fw_state = uint8_t(prm::VirtqState::RDY);
         set_phase(vq, VqPhase::Ready);
     }
-    if (profile_modify_ns)
-        t.ideal_ns = ideal_ns(t.queues, std::min<uint64_t>(cfg.max_inflight, profile_fw_inflight),
-                              profile_modify_ns);
     t.total_ns = steady_ns() - t0;
     last[size_t(Op::Resume)] = t;
     return first;

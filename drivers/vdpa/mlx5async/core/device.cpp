@@ -14,7 +14,6 @@
 #include "common/prm/opcodes.hpp"
 #include "common/prm/status.hpp"
 #include "common/prm/transport.hpp"
-#include "emu/emu.hpp"
 #include "vfeatures.hpp"
 
 namespace mlx5async::core {
@@ -53,35 +52,6 @@ void Device::Impl::set_phase(Vq& vq, VqPhase to) {
         logf(LogLevel::Warning, "%s: virtq %u: unexpected phase change %s -> %s", name.c_str(),
              vq.index, vq_phase_name(vq.phase), vq_phase_name(to));
     vq.phase = to;
-}
-
-Result<void> Device::Impl::open_backend() {
-    if (cfg.is_emulated()) {
-        api = &emu::api();
-        emu_device = name + "-emu";
-        auto dev = emu::create_device(emu_device, cfg.emu_spec);
-        MLX5A_CHECK(dev);
-        auto c = devx::Context::open(*api, emu_device);
-        MLX5A_CHECK(c);
-        ctx = std::move(*c);
-        auto prof = emu::parse_spec(cfg.emu_spec);
-        MLX5A_CHECK(prof);
-        profile_modify_ns = uint64_t(prof->timing.modify_us) * 1000;
-        profile_query_ns = uint64_t(prof->timing.query_us) * 1000;
-        profile_fw_inflight = prof->max_inflight;
-        return {};
-    }
-    api = devx::rdma_core_api();
-    if (!api)
-        return fail(Errc::NotSupported,
-                    "dev=" + cfg.pci_bdf + ": built without rdma-core (meson -Drdma_core=enabled)");
-    // `dev` is a PCI address (has ':') or an ibv device name.
-    auto c = cfg.pci_bdf.find(':') == std::string::npos
-                 ? devx::Context::open(*api, cfg.pci_bdf)
-                 : devx::Context::open_pci(*api, cfg.pci_bdf);
-    MLX5A_CHECK(c);
-    ctx = std::move(*c);
-    return {};
 }
 
 Result<void> Device::Impl::query_caps() {
@@ -341,11 +311,7 @@ Device::~Device() {
     impl_->td.reset();
     impl_->pd.reset();
     impl_->ctx.reset();
-    if (!impl_->emu_device.empty()) {
-        auto r = emu::destroy_device(impl_->emu_device);
-        if (!r) logf(LogLevel::Warning, "%s: closing emulated device: %s", impl_->name.c_str(),
-                     to_string(r.error()).c_str());
-    }
+    impl_->emulator.reset();  // the emulated device goes after its last context
 }
 
 Result<std::unique_ptr<Device>> Device::open(const DeviceConfig& cfg, std::string name) {
@@ -360,7 +326,11 @@ Result<std::unique_ptr<Device>> Device::open(const DeviceConfig& cfg, std::strin
             return fail(Errc::InvalidArgument, "devarg event_core=" + std::to_string(cfg.event_core) +
                                                    ": not a CPU this process may run on");
     }
-    MLX5A_CHECK(d.open_backend());
+    auto be = open_backend(cfg, d.name);
+    MLX5A_CHECK(be);
+    d.api = be->api;
+    d.emulator = std::move(be->emulator);
+    d.ctx = std::move(be->ctx);
     MLX5A_CHECK(d.query_caps());
     auto pd = devx::Pd::alloc(d.ctx);
     MLX5A_CHECK(pd);
@@ -407,13 +377,26 @@ Result<Device::NotifyArea> Device::notify_area() const {
                       uint64_t(impl_->var->length)};
 }
 
-std::string Device::backend() const {
-    if (impl_->cfg.is_emulated()) return "emu:" + impl_->cfg.emu_spec;
-    return std::string(impl_->api->name) + ":" + impl_->cfg.pci_bdf;
+std::string Device::backend() const { return backend_label(impl_->cfg, impl_->api); }
+
+ModelTiming Device::model_timing() const {
+    return impl_->emulator ? impl_->emulator->timing() : ModelTiming{};
 }
 
-Device::ProfileTiming Device::emu_profile_timing() const {
-    return {impl_->profile_modify_ns, impl_->profile_query_ns, impl_->profile_fw_inflight};
+Result<void> Device::emu_fault(std::string_view rule) {
+    Impl& d = *impl_;
+    if (!d.emulator)
+        return fail(Errc::NotSupported, "fault injection needs an emulated device (emu=...)");
+    return d.emulator->inject_fault(rule, [&d](uint16_t vq) -> Result<uint32_t> {
+        std::lock_guard lk(d.mu);
+        if (vq >= d.vqs.size())
+            return fail(Errc::InvalidArgument, "fault rule: vq=" + std::to_string(vq) +
+                                                   ": the device has virtqs 0.." +
+                                                   std::to_string(d.vqs.size() - 1));
+        if (!d.vqs[vq].obj)
+            return fail(Errc::State, "fault rule: virtq " + std::to_string(vq) + " has no object");
+        return d.vqs[vq].obj.obj_id();
+    });
 }
 
 uint64_t Device::features() const { return device_features(impl_->vcaps, max_virtqs()); }

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "backend.hpp"
 #include "common/base/result.hpp"
 #include "common/prm/counters.hpp"
 #include "config.hpp"
@@ -49,7 +50,6 @@ struct OpTiming {
     uint32_t commands = 0;
     uint32_t failed = 0;
     uint32_t peak_inflight = 0;
-    uint64_t ideal_ns = 0;  // emulated profiles only
 };
 
 struct VqInfo {
@@ -107,11 +107,7 @@ public:
         uint64_t size = 0;
     };
     Result<NotifyArea> notify_area() const;
-    struct ProfileTiming {
-        uint64_t modify_ns = 0, query_ns = 0;
-        uint32_t fw_max_inflight = 0;
-    };
-    ProfileTiming emu_profile_timing() const;  // zeros on hardware
+    ModelTiming model_timing() const;  // an emulated profile's latencies; zeros on hardware
 
     // vhost: dev_conf. One batch brings every enabled ring to RDY: a single
     // MODIFY per existing object (INIT/SUSPEND -> RDY + changed fields),

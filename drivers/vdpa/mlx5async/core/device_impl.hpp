@@ -15,6 +15,7 @@
 #include "common/prm/caps.hpp"
 #include "common/prm/mkey.hpp"
 #include "common/prm/virtq.hpp"
+#include "backend.hpp"
 #include "device.hpp"
 #include "error_recovery.hpp"
 #include "event_qp.hpp"
@@ -63,7 +64,7 @@ struct Device::Impl {
     std::string name;
     DeviceConfig cfg;
     const devx::DevxApi* api = nullptr;
-    std::string emu_device;  // emulated device name, empty on hardware
+    std::unique_ptr<EmulatorHooks> emulator;  // emulated devices only; outlives ctx
     devx::Context ctx;
     devx::Pd pd;
     devx::DevxObj td;   // transport domain of the TIS
@@ -79,8 +80,6 @@ struct Device::Impl {
     std::unique_ptr<devx::Engine> engine;
     devx::EventChannel events;                // OBJECT_CHANGE per virtq (cookie = ring)
     std::unique_ptr<ErrorRecovery> recovery;  // its thread; stopped first on close
-    uint64_t profile_modify_ns = 0, profile_query_ns = 0;
-    uint32_t profile_fw_inflight = 0;
 
     mutable std::mutex mu;  // protects everything below (ops are serialised)
     std::vector<Vq> vqs;    // index = virtq number, size = max virtqs
@@ -99,7 +98,6 @@ struct Device::Impl {
     static constexpr size_t kMaxSpans = 1 << 16;
 
     // device.cpp
-    Result<void> open_backend();
     Result<void> query_caps();
     Result<void> make_transport();
     Result<void> make_engine(Strategy s, uint32_t max_inflight);

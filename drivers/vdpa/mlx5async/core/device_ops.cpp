@@ -7,7 +7,6 @@
 #include "common/prm/opcodes.hpp"
 #include "common/prm/status.hpp"
 #include "device_impl.hpp"
-#include "emu/emu.hpp"
 
 namespace mlx5async::core {
 namespace {
