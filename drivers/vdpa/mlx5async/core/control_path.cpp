@@ -69,7 +69,7 @@ prm::VirtqAttr Device::Impl::start_attr(const Vq& vq, const VringConfig* vr,
     prm::VirtqAttr a = vq.attr;
     a.modify_field_select = mb::STATE;
     a.state = prm::VirtqState::RDY;
-    const bool fresh = vq.phase == VqPhase::Init;
+    const bool fresh = vq.phase() == VqPhase::Init;
     if (vr) {
         if (fresh || a.desc_addr != vr->desc_gpa || a.available_addr != vr->avail_gpa ||
             a.used_addr != vr->used_gpa) {
@@ -137,7 +137,7 @@ Result<void> Device::Impl::suspend_rings(std::span<const uint16_t> rings) {
     uint64_t t0 = steady_ns();
     devx::Batch b;
     for (uint16_t r : rings)
-        if (vqs[r].phase == VqPhase::Ready) b.add_suspend(vqs[r].obj, r);
+        if (vqs[r].phase() == VqPhase::Ready) b.add_suspend(vqs[r].obj, r);
     t.queues = uint32_t(b.size());
     t.prepare_ns = steady_ns() - t0;
     auto res = run(std::move(b), BatchKind::Suspend, &t);
@@ -148,7 +148,7 @@ Result<void> Device::Impl::suspend_rings(std::span<const uint16_t> rings) {
         const auto& qry = e.steps[1];
         if (mod.ok()) {
             vq.fw_state = uint8_t(prm::VirtqState::SUSPEND);
-            set_phase(vq, VqPhase::Suspended);
+            first = first_error(first, vqs.transition(vq, VqPhase::Suspended));
         }
         if (qry.ok() && qry.virtq) {
             vq.saved_avail = qry.virtq->hw_available_index;
@@ -158,7 +158,7 @@ Result<void> Device::Impl::suspend_rings(std::span<const uint16_t> rings) {
             vq.attr.hw_used_index = vq.saved_used;
             if (qry.virtq->state == prm::VirtqState::ERR) {
                 vq.error_type = qry.virtq->error_type;
-                set_phase(vq, VqPhase::Error);
+                vqs.adopt(vq, VqPhase::Error);
             }
             continue;
         }
@@ -179,15 +179,13 @@ Result<void> Device::Impl::resume_rings(std::span<const uint16_t> rings, bool vh
     uint64_t t0 = steady_ns();
     // Without freeze_to_rdy a SUSPENDed object cannot go back to RDY:
     // re-create it (INIT) and start it from the saved indexes.
-    if (!vcaps.freeze_to_rdy_supported) {
-        std::vector<uint16_t> recreate;
-        for (uint16_t r : rings)
-            if (vqs[r].phase == VqPhase::Suspended) {
-                recreate.push_back(r);
-                vqs[r].phase = VqPhase::Error;  // ensure_objects re-creates Error objects
-            }
-        if (!recreate.empty()) MLX5A_CHECK(ensure_objects(recreate, vqs[recreate[0]].size));
+    std::vector<uint16_t> recreate;
+    for (uint16_t r : rings) {
+        if (!vcaps.freeze_to_rdy_supported && vqs[r].phase() == VqPhase::Suspended)
+            vqs.mark_for_recreation(vqs[r]);
+        if (vqs[r].needs_recreation() && vqs[r].phase() != VqPhase::Absent) recreate.push_back(r);
     }
+    if (!recreate.empty()) MLX5A_CHECK(ensure_objects(recreate, vqs[recreate[0]].size));
     auto vring_of = [&](uint16_t r) -> const VringConfig* {
         if (!guest_valid) return nullptr;
         for (const auto& v : guest.vrings)
@@ -198,7 +196,7 @@ Result<void> Device::Impl::resume_rings(std::span<const uint16_t> rings, bool vh
     std::vector<prm::VirtqAttr> sent;  // per entry, what the MODIFY sets
     for (uint16_t r : rings) {
         Vq& vq = vqs[r];
-        if (vq.phase != VqPhase::Init && vq.phase != VqPhase::Suspended) continue;
+        if (vq.phase() != VqPhase::Init && vq.phase() != VqPhase::Suspended) continue;
         sent.push_back(start_attr(vq, vring_of(r), vhost_indexes));
         auto c = devx::Command::modify_virtq(vq.obj, sent.back(), r);
         MLX5A_CHECK(c);
@@ -229,7 +227,7 @@ Result<void> Device::Impl::resume_rings(std::span<const uint16_t> rings, bool vh
         vq.saved_avail = vq.attr.hw_available_index;
         vq.saved_used = vq.attr.hw_used_index;
         vq.fw_state = uint8_t(prm::VirtqState::RDY);
-        set_phase(vq, VqPhase::Ready);
+        first = first_error(first, vqs.transition(vq, VqPhase::Ready));
     }
     t.total_ns = steady_ns() - t0;
     last[size_t(Op::Resume)] = t;
@@ -266,16 +264,16 @@ void Device::Impl::learn(Vq& vq, const prm::VirtqAttr& q) {
     vq.attr.modify_field_select = 0;
     vq.fw_state = uint8_t(q.state);
     switch (q.state) {
-    case prm::VirtqState::INIT: set_phase(vq, VqPhase::Init); break;
-    case prm::VirtqState::RDY: set_phase(vq, VqPhase::Ready); break;
+    case prm::VirtqState::INIT: vqs.adopt(vq, VqPhase::Init); break;
+    case prm::VirtqState::RDY: vqs.adopt(vq, VqPhase::Ready); break;
     case prm::VirtqState::SUSPEND:
         vq.saved_avail = q.hw_available_index;  // where it really stopped
         vq.saved_used = q.hw_used_index;
-        set_phase(vq, VqPhase::Suspended);
+        vqs.adopt(vq, VqPhase::Suspended);
         break;
     case prm::VirtqState::ERR:
         vq.error_type = q.error_type;
-        set_phase(vq, VqPhase::Error);
+        vqs.adopt(vq, VqPhase::Error);
         break;
     }
     vq.unsure = false;

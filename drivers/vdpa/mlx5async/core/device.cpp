@@ -46,14 +46,6 @@ const char* batch_kind_name(BatchKind k) noexcept {
     return "other";
 }
 
-void Device::Impl::set_phase(Vq& vq, VqPhase to) {
-    if (vq.phase == to) return;
-    if (!vq_phase_allowed(vq.phase, to))
-        logf(LogLevel::Warning, "%s: virtq %u: unexpected phase change %s -> %s", name.c_str(),
-             vq.index, vq_phase_name(vq.phase), vq_phase_name(to));
-    vq.phase = to;
-}
-
 Result<void> Device::Impl::query_caps() {
     auto query = [&](uint16_t cap_type) -> Result<std::vector<std::byte>> {
         std::vector<std::byte> in(prm::kQueryHcaCapInBytes), out(prm::kQueryHcaCapOutBytes);
@@ -197,9 +189,14 @@ Result<void> Device::Impl::ensure_objects(std::span<const uint16_t> rings, uint1
     devx::Batch destroys;
     for (uint16_t r : rings) {
         Vq& vq = vqs.at(r);
-        if (vq.phase != VqPhase::Absent && vq.size == size && vq.phase != VqPhase::Error) continue;
-        if (vq.obj) destroys.add(devx::Command::destroy(std::move(vq.obj), r));
-        set_phase(vq, VqPhase::Absent);
+        // An object in ERR can only be destroyed (recovery re-creates it).
+        if (vq.phase() != VqPhase::Absent && vq.size == size && vq.phase() != VqPhase::Error &&
+            !vq.needs_recreation())
+            continue;
+        if (vq.obj) {
+            vqs.mark_for_recreation(vq);  // until its destroy succeeded
+            destroys.add(devx::Command::destroy(std::move(vq.obj), r));
+        }
         todo.push_back(r);
     }
     if (todo.empty()) return {};
@@ -207,14 +204,14 @@ Result<void> Device::Impl::ensure_objects(std::span<const uint16_t> rings, uint1
         auto res = run(std::move(destroys), BatchKind::Setup, nullptr);
         Result<void> first = {};
         for (auto& e : res.entries) {
+            Vq& vq = vqs[e.queue];
             if (e.ok()) {
-                vqs[e.queue].unsure = false;  // gone: nothing left to disagree with
+                vq.unsure = false;  // gone: nothing left to disagree with
+                first = first_error(first, vqs.transition(vq, VqPhase::Absent));
                 continue;
             }
-            Vq& vq = vqs[e.queue];  // still there: kept, to be destroyed again
-            vq.obj = std::move(e.steps[0].obj);
-            set_phase(vq, VqPhase::Error);
-            if (first) first = unexpected(e.steps[0].error());
+            vq.obj = std::move(e.steps[0].obj);  // still there: kept, to be destroyed again
+            first = first_error(first, unexpected(e.steps[0].error()));
         }
         MLX5A_CHECK(first);
     }
@@ -277,7 +274,7 @@ Result<void> Device::Impl::ensure_objects(std::span<const uint16_t> rings, uint1
         vq.size = size;
         vq.attr = base_attr(vq, size);
         vq.fw_state = uint8_t(prm::VirtqState::INIT);
-        set_phase(vq, VqPhase::Init);
+        first = first_error(first, vqs.transition(vq, VqPhase::Init));
     }
     return first;
 }
@@ -350,8 +347,7 @@ Result<std::unique_ptr<Device>> Device::open(const DeviceConfig& cfg, std::strin
              d.name.c_str(), errno);
     MLX5A_CHECK(d.make_engine(cfg.strategy, cfg.max_inflight));
     MLX5A_CHECK(d.start_events());
-    d.vqs.resize(d.vcaps.max_num_virtio_queues);  // never resized again: relays hold pointers
-    for (size_t i = 0; i < d.vqs.size(); i++) d.vqs[i].index = uint16_t(i);
+    d.vqs.create(d.vcaps.max_num_virtio_queues, d.name);
     MLX5A_CHECK(d.setup_interrupts());
     if (cfg.queues) {
         if (cfg.queues * 2 > d.vqs.size())
@@ -404,7 +400,7 @@ uint64_t Device::features() const { return device_features(impl_->vcaps, max_vir
 namespace {
 
 VqInfo saved_info(const Vq& q) {
-    return {q.index,         q.phase,  q.fw_state, q.error_type, q.saved_avail, q.saved_used,
+    return {q.index,         q.phase(), q.fw_state, q.error_type, q.saved_avail, q.saved_used,
             q.obj.obj_id(), q.errors, q.unsure,   false};
 }
 
@@ -432,7 +428,7 @@ std::vector<VqInfo> Device::query_vq_info() {
     std::lock_guard lk(d.mu);
     devx::Batch b;
     for (const Vq& q : d.vqs)  // an unsure one shows what the device holds
-        if (q.obj && (q.phase == VqPhase::Ready || q.unsure))
+        if (q.obj && (q.phase() == VqPhase::Ready || q.unsure))
             b.add(devx::Command::query_virtq(q.obj, q.index));
     std::vector<VqInfo> v;
     for (const Vq& q : d.vqs) v.push_back(saved_info(q));

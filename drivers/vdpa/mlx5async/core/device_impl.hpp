@@ -22,34 +22,9 @@
 #include "guest_memory.hpp"
 #include "irq_relay.hpp"
 #include "kick_relay.hpp"
+#include "virtq_table.hpp"
 
 namespace mlx5async::core {
-
-// One virtq as the driver sees it. `phase` changes only through set_phase().
-struct Vq {
-    uint16_t index = 0;
-    VqPhase phase = VqPhase::Absent;
-    // Declaration order is destruction order reversed: the virtq object goes
-    // before the umems and counters it pins.
-    std::array<devx::Umem, 3> umem;
-    EventQp eqp;  // interrupts (event_mode irq); the virtq names its firmware QP
-    devx::DevxObj counters;
-    devx::DevxObj obj;
-    prm::VirtqAttr attr;          // what the object was last programmed with
-    uint16_t size = 0;            // ring size of the object
-    uint16_t saved_avail = 0;     // last known-good indexes
-    uint16_t saved_used = 0;
-    bool enabled = false;         // vhost's view (set_vring_state)
-    // Its last command failed or timed out: the device may be in another
-    // state than `phase` (a MODIFY that timed out can still land). Learned
-    // by reconcile() before the virtq is used again.
-    bool unsure = false;
-    bool vhost_base = false;      // not started since dev_conf: vhost's indexes apply
-    uint8_t fw_state = 0xff;
-    uint8_t error_type = 0;
-    uint32_t errors = 0;
-    std::deque<std::chrono::steady_clock::time_point> error_times;  // recovery rate limit
-};
 
 // The VAR doorbell page (host notifiers): owned through the DevxApi table.
 struct VarDeleter {
@@ -82,7 +57,7 @@ struct Device::Impl {
     std::unique_ptr<ErrorRecovery> recovery;  // its thread; stopped first on close
 
     mutable std::mutex mu;  // protects everything below (ops are serialised)
-    std::vector<Vq> vqs;    // index = virtq number, size = max virtqs
+    VirtqTable vqs;         // index = virtq number, size = max virtqs
     GuestConfig guest;      // last dev_conf's view
     bool guest_valid = false;
     GuestMemory mem;        // umems + mkeys of the memory table (guest_memory.cpp)
@@ -105,7 +80,6 @@ struct Device::Impl {
     Result<void> ensure_event_qps(std::span<const uint16_t> rings, uint16_t size);
     Result<void> ensure_objects(std::span<const uint16_t> rings, uint16_t size);
     prm::VirtqAttr base_attr(const Vq& vq, uint16_t size) const;
-    void set_phase(Vq& vq, VqPhase to);
     Result<void> start_events();
     void on_virtq_event(uint16_t ring);
 
@@ -133,5 +107,10 @@ struct Device::Impl {
 };
 
 uint64_t steady_ns();
+
+// The first failure of two: `earlier` before `later`.
+inline Result<void> first_error(Result<void> earlier, Result<void> later) {
+    return earlier ? later : earlier;
+}
 
 }  // namespace mlx5async::core

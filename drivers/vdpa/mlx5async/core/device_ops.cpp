@@ -14,16 +14,11 @@ namespace {
 // An unsure virtq (reconcile() could not learn it) is left alone: a command
 // built on a phase it may not be in would fail, or undo what a late
 // command did.
-std::vector<uint16_t> rings_in_phase(const std::vector<Vq>& vqs, VqPhase p) {
+std::vector<uint16_t> rings_in_phase(const VirtqTable& vqs, VqPhase p) {
     std::vector<uint16_t> v;
     for (const Vq& q : vqs)
-        if (q.phase == p && !q.unsure) v.push_back(q.index);
+        if (q.phase() == p && !q.unsure) v.push_back(q.index);
     return v;
-}
-
-// The first failure: `earlier` (reconcile's) before `later`.
-Result<void> first_error(Result<void> earlier, Result<void> later) {
-    return earlier ? later : earlier;
 }
 
 }  // namespace
@@ -54,7 +49,7 @@ Result<void> Device::configure(const GuestConfig& g) {
         Vq& vq = d.vqs[vr.index];
         // Enabled later (set_vring_state): it starts from this session's
         // vhost indexes, not from a previous session's suspend.
-        vq.vhost_base = !vq.enabled;
+        vq.start_from_vhost = !vq.enabled;
         if (!vq.enabled || vq.unsure) continue;
         if (auto ok = validate_vring(vr, d.mem.current.regions); !ok) {  // never started
             bad_ring = first_error(bad_ring, ok);
@@ -62,9 +57,7 @@ Result<void> Device::configure(const GuestConfig& g) {
         }
         start.push_back(vr.index);
         // A different ring size needs a new object (queue_size is not modifiable).
-        if (vq.phase != VqPhase::Absent && vq.size != vr.size) {
-            vq.phase = VqPhase::Error;
-        }
+        if (vq.phase() != VqPhase::Absent && vq.size != vr.size) d.vqs.mark_for_recreation(vq);
     }
     // Group by ring size: objects are created per size.
     std::vector<uint16_t> sizes;
@@ -91,7 +84,7 @@ Result<void> Device::configure(const GuestConfig& g) {
     auto r = d.resume_rings(start, /*vhost_indexes=*/true);
     d.ledger.mark(LedgerPhase::AllReady);
     const auto ready = std::count_if(start.begin(), start.end(),
-                                     [&](uint16_t i) { return d.vqs[i].phase == VqPhase::Ready; });
+                                     [&](uint16_t i) { return d.vqs[i].phase() == VqPhase::Ready; });
     d.ledger.set_start(uint32_t(ready),
                        d.mem.registrations != registrations ? uint32_t(d.mem.current.regions.size()) : 0);
     d.release_retired_memory();  // an old table, once no virtq names its mkey
@@ -121,14 +114,14 @@ Result<void> Device::close(std::vector<RingIndexes>& out) {
         const Vq& vq = d.vqs[vr.index];
         RingIndexes ri;
         ri.ring = vr.index;
-        if (vq.phase == VqPhase::Absent) {
+        if (vq.phase() == VqPhase::Absent) {
             // Never started on the device: vhost's own indexes stand.
             ri.last_avail_idx = vr.last_avail_idx;
             ri.last_used_idx = vr.last_used_idx;
         } else {
             ri.last_avail_idx = vq.saved_avail;
             ri.last_used_idx = vq.saved_used;
-            ri.from_device = vq.phase == VqPhase::Suspended && !vq.unsure;
+            ri.from_device = vq.phase() == VqPhase::Suspended && !vq.unsure;
         }
         out.push_back(ri);
     }
@@ -179,11 +172,11 @@ Result<void> Device::flush_vring_states(std::vector<RingIndexes>& disabled) {
     std::vector<uint16_t> stop, start;
     for (const Vq& vq : d.vqs) {
         if (vq.unsure) continue;
-        if (!vq.enabled && vq.phase == VqPhase::Ready) stop.push_back(vq.index);
+        if (!vq.enabled && vq.phase() == VqPhase::Ready) stop.push_back(vq.index);
         const VringConfig* vr = nullptr;
         for (const auto& v : d.guest.vrings)
             if (v.index == vq.index) vr = &v;
-        if (!vq.enabled || !vr || !d.guest_valid || vq.phase == VqPhase::Ready) continue;
+        if (!vq.enabled || !vr || !d.guest_valid || vq.phase() == VqPhase::Ready) continue;
         if (auto ok = validate_vring(*vr, d.mem.current.regions); !ok) {  // never started
             r = first_error(r, ok);
             continue;
@@ -193,12 +186,12 @@ Result<void> Device::flush_vring_states(std::vector<RingIndexes>& disabled) {
     if (!stop.empty()) r = first_error(r, d.suspend_rings(stop));  // stops go first whatever failed
     for (uint16_t s : stop)
         disabled.push_back({s, d.vqs[s].saved_avail, d.vqs[s].saved_used,
-                            d.vqs[s].phase == VqPhase::Suspended});
+                            d.vqs[s].phase() == VqPhase::Suspended});
     if (!start.empty()) {
         // A newly enabled ring without an object gets one first.
         std::vector<uint16_t> absent;
         for (uint16_t s : start)
-            if (d.vqs[s].phase == VqPhase::Absent || d.vqs[s].phase == VqPhase::Error) absent.push_back(s);
+            if (d.vqs[s].phase() == VqPhase::Absent || d.vqs[s].phase() == VqPhase::Error) absent.push_back(s);
         for (uint16_t s : absent) {
             for (const auto& vr : d.guest.vrings)
                 if (vr.index == s) {
@@ -207,8 +200,8 @@ Result<void> Device::flush_vring_states(std::vector<RingIndexes>& disabled) {
                 }
         }
         std::vector<uint16_t> fresh, again;  // first start this session / restart
-        for (uint16_t s : start) (d.vqs[s].vhost_base ? fresh : again).push_back(s);
-        for (uint16_t s : fresh) d.vqs[s].vhost_base = false;
+        for (uint16_t s : start) (d.vqs[s].start_from_vhost ? fresh : again).push_back(s);
+        for (uint16_t s : fresh) d.vqs[s].start_from_vhost = false;
         for (auto* set : {&fresh, &again}) {
             if (set->empty()) continue;
             auto rr = d.resume_rings(*set, /*vhost_indexes=*/set == &fresh);
@@ -262,7 +255,7 @@ Result<void> Device::set_dirty_logging(bool on, const DirtyLog& log) {
     devx::Batch b;
     std::vector<prm::VirtqAttr> sent;
     for (Vq& vq : d.vqs) {
-        if (vq.phase == VqPhase::Absent || vq.phase == VqPhase::Error) continue;
+        if (vq.phase() == VqPhase::Absent || vq.phase() == VqPhase::Error) continue;
         prm::VirtqAttr a = vq.attr;
         a.modify_field_select = mb::DIRTY_BITMAP_DUMP_ENABLE;
         a.dirty_bitmap_dump_enable = on;

@@ -229,7 +229,7 @@ Result<void> Device::Impl::update_memory(const std::vector<MemRegion>& table) {
 void Device::Impl::add_mkey_repoints(devx::Batch& b, std::vector<prm::VirtqAttr>& sent,
                                      std::span<const uint16_t> starting) {
     for (Vq& vq : vqs) {
-        if (vq.phase != VqPhase::Init && vq.phase != VqPhase::Suspended) continue;
+        if (vq.phase() != VqPhase::Init && vq.phase() != VqPhase::Suspended) continue;
         if (!vq.attr.virtio_q_mkey || vq.attr.virtio_q_mkey == mem.current.mkey) continue;
         if (std::find(starting.begin(), starting.end(), vq.index) != starting.end()) continue;
         prm::VirtqAttr a = vq.attr;
@@ -269,15 +269,15 @@ void Device::Impl::unregister_memory() {
         logf(LogLevel::Error, "%s: %s", name.c_str(), prm::describe(k.error()).c_str());
     std::vector<uint16_t> ready;
     for (const Vq& vq : vqs)
-        if (vq.phase == VqPhase::Ready && !vq.unsure && vq.attr.virtio_q_mkey) ready.push_back(vq.index);
+        if (vq.phase() == VqPhase::Ready && !vq.unsure && vq.attr.virtio_q_mkey) ready.push_back(vq.index);
     if (!ready.empty()) (void)suspend_rings(ready);
     devx::Batch b;
     std::vector<prm::VirtqAttr> sent;
     for (Vq& vq : vqs) {
         if (!vq.obj || !vq.attr.virtio_q_mkey) continue;
-        if (vq.unsure || (vq.phase != VqPhase::Init && vq.phase != VqPhase::Suspended)) {
+        if (vq.unsure || (vq.phase() != VqPhase::Init && vq.phase() != VqPhase::Suspended)) {
+            vqs.mark_for_recreation(vq);  // until its destroy succeeded
             b.add(devx::Command::destroy(std::move(vq.obj), vq.index));
-            vq.phase = VqPhase::Absent;  // ensure_objects re-creates it
             sent.push_back({});
             continue;
         }
@@ -294,12 +294,12 @@ void Device::Impl::unregister_memory() {
         auto& e = res.entries[i];
         Vq& vq = vqs[e.queue];
         if (e.steps[0].kind == devx::CmdKind::Destroy) {
-            if (e.ok()) {
+            if (e.ok()) {  // ensure_objects re-creates it
                 vq.attr = {};
                 vq.unsure = false;
-            } else {  // still there, still naming the mkey
+                (void)vqs.transition(vq, VqPhase::Absent);  // any phase with an object may go
+            } else {  // still there, still naming the mkey: destroyed again later
                 vq.obj = std::move(e.steps[0].obj);
-                vq.phase = VqPhase::Error;
             }
             continue;
         }

@@ -36,7 +36,7 @@ void Device::Impl::on_virtq_event(uint16_t ring) {
     vq.saved_avail = s.virtq->hw_available_index;
     vq.saved_used = s.virtq->hw_used_index;
     vq.errors++;
-    set_phase(vq, VqPhase::Error);
+    vqs.adopt(vq, VqPhase::Error);  // what the QUERY found
     auto now = std::chrono::steady_clock::now();
     vq.error_times.push_back(now);
     const auto window = std::chrono::milliseconds(cfg.error_window_ms);
