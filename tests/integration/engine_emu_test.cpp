@@ -181,30 +181,6 @@ TEST_F(EngineEmu, HangingQueryTimesOutAloneAndLaterBatchesAreClean) {
     EXPECT_LE(r2.peak_inflight, 16u);
 }
 
-// Hybrid polling spins only in a window around the expected end: a batch
-// that runs far past it (one QUERY hangs until the deadline) goes back to
-// sleep once the window closed instead of polling through the whole wait.
-TEST_F(EngineEmu, HybridPollIsBoundedWhenABatchRunsLate) {
-    start(4, "cx7,modify_us=300,query_us=300,create_us=0");
-    set_log_sink([](LogLevel, std::string_view) {});
-    for (int i = 0; i < 4; ++i) {  // the engine learns the latencies (~0.6 ms per batch)
-        ASSERT_TRUE(eng_->run(suspend_all(), kGenerous).ok());
-        ASSERT_TRUE(eng_->run(resume_all(), kGenerous).ok());
-    }
-    emu::FaultRule hang;
-    hang.match.opcode = kQuery;
-    hang.match.obj_id = id(2);
-    hang.action = emu::FaultAction::Hang;
-    uint32_t rule = dev_->faults().add(hang);
-    const uint64_t sleeps = eng_->stats().sleeps_after_poll;
-    BatchResult r = eng_->run(suspend_all(), 400ms);
-    EXPECT_EQ(r.entries[2].steps[1].state, StepState::TimedOut);
-    EXPECT_EQ(r.done, 7u);
-    EXPECT_GE(eng_->stats().sleeps_after_poll, sleeps + 1)
-        << "the loop polled through the whole 400 ms wait";
-    dev_->faults().remove(rule);
-}
-
 // MLX5A_REUSE_BATCHES lowers the count for the run under valgrind (CI).
 int reuse_batches() {
     const char* v = std::getenv("MLX5A_REUSE_BATCHES");

@@ -91,13 +91,10 @@ Result<void> Engine::Impl::setup() {
         auto t = UniqueFd::timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK);
         MLX5A_CHECK(t);
         timer_fd = std::move(*t);
-        auto pt = UniqueFd::timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK);
-        MLX5A_CHECK(pt);
-        poll_fd = std::move(*pt);
         auto ep = UniqueFd::epoll_create();
         MLX5A_CHECK(ep);
         epoll = std::move(*ep);
-        for (int fd : {comp.fd(), work_fd.get(), timer_fd.get(), poll_fd.get()}) {
+        for (int fd : {comp.fd(), work_fd.get(), timer_fd.get()}) {
             epoll_event ev{};
             ev.events = EPOLLIN;
             ev.data.fd = fd;
@@ -177,7 +174,7 @@ void Engine::Impl::run_steps(Job& job) noexcept {
                 break;
             if (job.continue_async) {
                 if (job.gen != live_gen.load(std::memory_order_acquire)) break;  // batch returned
-                if (job.steps[i].kind == CmdKind::Query && opt.async_query) {
+                if (job.steps[i].kind == CmdKind::Query) {
                     issue_continuation_query(job, i);  // takes the slot over
                     return;
                 }
@@ -282,7 +279,6 @@ void Engine::Impl::add_stats(const EngineStats& d) noexcept {
     stats.stale_completions += d.stale_completions;
     stats.timed_out += d.timed_out;
     stats.failed += d.failed;
-    stats.sleeps_after_poll += d.sleeps_after_poll;
 }
 
 // Reads whatever async completions are available; all belong to finished
@@ -309,7 +305,6 @@ void Engine::Impl::release_all() noexcept {
     drain_stale_completions();
     epoll.reset();
     timer_fd.reset();
-    poll_fd.reset();
     comp.reset();
     released = true;  // work_fd stays open until ~Impl: shutdown() may still signal it
 }

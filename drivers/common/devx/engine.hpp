@@ -59,12 +59,6 @@ struct EngineOptions {
     Strategy strategy = Strategy::Async;
     unsigned max_inflight = 16;  // mlx5_core: ceil(max_reg_cmds / 2) general-object commands
     unsigned workers = 0;        // blocking-command threads; 0 = max_inflight
-    bool async_query = true;     // Async: QUERY through obj_query_async (false: on workers)
-    // Async: sleep until shortly before the batch's expected end, then poll
-    // the completion fds (yielding the CPU) for a bounded time instead of
-    // sleeping: waking the loop after the last command costs ~30-50 us on a
-    // VM whose idle vCPU halts (doc/engine.md, "Hybrid polling").
-    bool hybrid_poll = true;
     // The workers run on the CPUs of the thread that calls run(): each run()
     // compares the caller's affinity with the workers' and moves them when it
     // differs. Batches may come from threads on other CPUs than the
@@ -86,9 +80,6 @@ struct EngineStats {
     uint64_t stale_completions = 0;   // completions of steps whose batch had returned
     uint64_t timed_out = 0;
     uint64_t failed = 0;
-    // Async: the loop slept again after its hybrid poll window closed (a
-    // batch running past its expected end stops polling).
-    uint64_t sleeps_after_poll = 0;
 };
 
 class Engine {

@@ -1,6 +1,5 @@
 // The async strategy: one epoll loop on the calling thread over the cmd_comp
-// fd, the work eventfd, the deadline timerfd and the timerfd that opens the
-// hybrid poll window. No sleeps, no poll interval.
+// fd, the work eventfd and the deadline timerfd. No sleeps, no poll interval.
 #include <sched.h>
 #include <sys/epoll.h>
 #include <sys/timerfd.h>
@@ -20,21 +19,13 @@ namespace {
 // A step refused this many times (EBUSY/EAGAIN) fails with that errno.
 constexpr unsigned kMaxBusyRetries = 100000;
 
-// Hybrid polling window around a batch's expected end: from kPollLead before
-// it until kPollAfter (or an eighth of the batch, at most kPollAfterMax)
-// after it; then the loop sleeps again whatever happens.
-constexpr std::chrono::microseconds kPollLead{50};
-constexpr std::chrono::microseconds kPollAfter{200};
-constexpr std::chrono::microseconds kPollAfterMax{2000};
-constexpr std::chrono::microseconds kPollMinBatch{200};  // shorter expected batches do not poll
-
 using std::chrono::nanoseconds;
 
 // Fast commands: how often (ms) the loop checks that the few awake workers
 // are not all stuck in a command that blocks after all (one that hangs: slow
 // ones that complete turn the engine slow, and workers grow the pool). A
-// batch of fast commands rarely lasts that long; a 100 us tick fired in most
-// of them and cost more than it saved.
+// batch of fast commands rarely lasts that long, so the check costs such
+// batches nothing.
 constexpr int kStallCheckMs = 1;
 
 timespec to_timespec(Clock::time_point t) {
@@ -74,7 +65,6 @@ private:
     void arm_timer(Clock::time_point deadline, bool on);
     static void arm_at(UniqueFd& fd, Clock::time_point t);
     static void disarm(UniqueFd& fd);
-    void plan_poll();
     int wait_events(epoll_event* evs, int max);
 
     Engine::Impl& m_;
@@ -97,13 +87,10 @@ private:
     std::vector<std::unique_ptr<Job>> to_post_;  // blocking jobs for the workers
     size_t built_ = 0;  // blocking jobs made by this batch
     EngineStats d_;
-    // Hybrid polling (plan_poll): the loop polls in [poll_from_, poll_until_).
-    Clock::time_point started_{};
-    bool expired_ = false;     // timed out or cancelled: not a sample of the machine
-    nanoseconds expected_{0};  // ceil(N/T) x average chain, from measured latencies
-    bool stall_check_ = false;  // fast commands: the loop's sleep times out for wake_one_if_stalled
-    Clock::time_point poll_from_ = Clock::time_point::max();
-    Clock::time_point poll_until_{};
+    // Fast commands (few workers awake): the loop's sleep times out now and
+    // then, so that a batch whose commands hang still gets its workers
+    // (epoll's own timeout: no timer syscalls in batches of microseconds).
+    bool stall_check_ = false;
 };
 
 void AsyncRun::start() {
@@ -119,7 +106,7 @@ void AsyncRun::start() {
     size_t need = sizeof(mlx5dv_devx_async_cmd_hdr) + query_outlen_;
     if (m_.comp_buf.size() < need) m_.comp_buf.resize(need);
     m_.throttle.reset_peak();
-    plan_poll();
+    stall_check_ = m_.fast_commands();
     std::lock_guard lk(m_.done_mu);
     m_.live_jobs = 0;
     m_.loop_waiting = false;
@@ -127,13 +114,6 @@ void AsyncRun::start() {
 }
 
 void AsyncRun::finish() {
-    // Learn how far this machine's batches run over the model (the first
-    // wave's start-up, late wake-ups), so the next poll starts near the end.
-    if (expected_.count() > 0 && !expired_) {
-        auto took = Clock::now() - started_;
-        int64_t ratio = took * 1024 / expected_;
-        m_.ewma(m_.batch_ratio_1024, std::clamp<int64_t>(ratio, 512, 4096), 2);
-    }
     {
         std::lock_guard lk(m_.done_mu);
         m_.live_gen.store(0, std::memory_order_release);
@@ -158,7 +138,7 @@ void AsyncRun::run(Clock::time_point deadline) {
         if (take_jobs()) continue;  // jobs came back while we were busy: no sleep
         epoll_event evs[4];
         int n = wait_events(evs, 4);
-        if (n == 0) continue;  // polling, nothing yet
+        if (n == 0) continue;  // the stall check's timeout
         if (n < 0) {
             if (errno == EINTR) continue;
             logf(LogLevel::Error, "devx: epoll_wait failed: errno %d", errno);
@@ -176,8 +156,6 @@ void AsyncRun::run(Clock::time_point deadline) {
                 take_jobs();
                 on_comp();
                 completion = true;
-            } else if (fd == m_.poll_fd.get()) {
-                m_.poll_fd.drain();  // the poll window opened: wait_events polls now
             } else if (fd == m_.timer_fd.get()) {
                 m_.timer_fd.drain();
                 timeout = true;
@@ -190,65 +168,10 @@ void AsyncRun::run(Clock::time_point deadline) {
         if (timeout && open_count_ > 0) expire(StepState::TimedOut);
     }
     if (timed) arm_timer(deadline, false);
-    if (poll_from_ != Clock::time_point::max()) disarm(m_.poll_fd);
     finish();
 }
 
-// Slow batches: the expected end is ceil(open / T) waves of the average
-// chain, each step at its kind's measured average latency, scaled by how
-// much longer batches have taken than that. The first batch (no
-// measurements yet) expects 1 ms per step, so it sleeps until events wake it.
-void AsyncRun::plan_poll() {
-    started_ = Clock::now();
-    if (open_count_ == 0) return;
-    if (m_.fast_commands()) {
-        // Few workers are awake for fast commands: the loop's sleep times out
-        // now and then, so that a batch whose commands hang still gets its
-        // workers (epoll's own timeout: no timer syscalls in batches that
-        // take microseconds).
-        stall_check_ = true;
-        return;
-    }
-    if (!m_.opt.hybrid_poll) return;
-    const int64_t blocking = m_.blocking_ns.load(std::memory_order_relaxed);
-    const int64_t query = m_.query_ns.load(std::memory_order_relaxed);
-    int64_t total = 0, longest = 0;
-    for (const Entry& en : entries_) {
-        int64_t chain = 0;
-        for (const Command& c : en.steps)
-            chain += c.kind == CmdKind::Query && m_.opt.async_query ? query : blocking;
-        total += chain;
-        longest = std::max(longest, chain);
-    }
-    const int64_t open = static_cast<int64_t>(open_count_);
-    const int64_t slots = m_.throttle.limit();
-    expected_ = nanoseconds(std::max(longest, (open + slots - 1) / slots * (total / open)));
-    // A batch of fast commands ends within a few thread wake-ups: polling
-    // there only takes the CPU from the workers (and costs the timer).
-    if (expected_ < kPollMinBatch) {
-        expected_ = nanoseconds(0);  // nor a sample of how long batches run over
-        return;
-    }
-    auto end = started_ + expected_ * m_.batch_ratio_1024.load(std::memory_order_relaxed) / 1024;
-    nanoseconds after = std::clamp<nanoseconds>(expected_ / 8, kPollAfter, kPollAfterMax);
-    poll_from_ = end - kPollLead;
-    poll_until_ = end + after;
-    arm_at(m_.poll_fd, poll_from_);
-}
-
-// epoll_wait, except inside the poll window: there it does not sleep (0 when
-// nothing is ready, after yielding the CPU to any thread that has work).
-// Before the window, poll_fd's expiry wakes it when the window opens.
 int AsyncRun::wait_events(epoll_event* evs, int max) {
-    if (poll_from_ != Clock::time_point::max()) {
-        auto now = Clock::now();
-        if (now >= poll_from_ && now < poll_until_) {
-            int n = ::epoll_wait(m_.epoll.get(), evs, max, 0);
-            if (n == 0) ::sched_yield();
-            return n;
-        }
-        if (now >= poll_until_) ++d_.sleeps_after_poll;
-    }
     if (stall_check_) {
         int n = ::epoll_wait(m_.epoll.get(), evs, max, kStallCheckMs);
         if (n == 0 && m_.throttle.in_flight() < m_.throttle.limit())
@@ -279,7 +202,7 @@ void AsyncRun::dispatch() {
     while (!ready_.empty()) {
         uint32_t e = ready_.front();
         const Command& c = entries_[e].steps[next_[e]];
-        if (c.kind != CmdKind::Query || !m_.opt.async_query) {
+        if (c.kind != CmdKind::Query) {
             // Blocking commands go to the workers at once; each takes a throttle
             // slot itself, so a worker that finishes one command starts the
             // next without a round trip through this loop.
@@ -301,7 +224,7 @@ void AsyncRun::issue(uint32_t e, bool slot_held) {
     r.state = StepState::Issued;
     in_flight_[e] = true;
     issued_at_[e] = Clock::now();
-    if (c.kind != CmdKind::Query || !m_.opt.async_query) return post_blocking(e, slot_held);
+    if (c.kind != CmdKind::Query) return post_blocking(e, slot_held);
 
     int ret = m_.api.obj_query_async(c.obj, c.in.data(), c.in.size(), c.outlen,
                                      make_wr_id(gen_, e), m_.comp.get());
@@ -365,9 +288,8 @@ void AsyncRun::post_blocking(uint32_t e, bool slot_held) {
         m_.post_live(to_post_);
     } else if (built_ == m_.pool->size() && open_count_ > built_) {
         // A first wave for every worker: start it before building the rest,
-        // and give the CPU to the workers just woken (on a VM they wait on
-        // this vCPU's run queue: the first command of a 256-queue batch left
-        // ~150 us late while the loop built the others).
+        // and give the CPU to the workers just woken (on one CPU they wait
+        // on this thread's run queue while it builds the others).
         m_.post_live(to_post_);
         ::sched_yield();
     }
@@ -401,7 +323,6 @@ void AsyncRun::complete_query(uint32_t e, Outcome o) {
     Command& c = entries_[e].steps[next_[e]];
     o.out.resize(c.outlen);
     o.issued = issued_at_[e];  // set from the job when a worker issued it
-    m_.ewma(m_.query_ns, nanoseconds(o.completed - o.issued).count(), 3);
     complete(e, finish_step(std::move(c), std::move(o)));
 }
 
@@ -519,13 +440,11 @@ void AsyncRun::on_comp() {
     }
     // Workers blocked for a slot are woken once, after the whole round: one
     // woken per freed slot would preempt this loop, on its CPU, between two
-    // completions (a suspend wave's 16 QUERY completions were handled ~9 us
-    // apart, each a round trip loop -> worker -> loop).
+    // completions, making each completion a round trip loop -> worker -> loop.
     m_.throttle.wake_waiters(freed);
 }
 
 void AsyncRun::expire(StepState why) {
-    expired_ = true;
     for (uint32_t e = 0; e < entries_.size(); ++e) {
         if (!open_[e]) continue;
         close_chain(entries_[e].steps, res_.entries[e].steps, next_[e], why);

@@ -31,11 +31,9 @@ struct Engine::Impl {
 
     // Owned resources, released by shutdown() in reverse order of set-up.
     CmdComp comp;      // Async: completions of obj_query_async
-    UniqueFd epoll;    // Async: comp fd, work_fd, timer_fd, poll_fd
+    UniqueFd epoll;    // Async: comp fd, work_fd, timer_fd
     UniqueFd work_fd;  // eventfd: a worker finished a job
     UniqueFd timer_fd; // timerfd: the batch deadline
-    UniqueFd poll_fd;  // timerfd: the hybrid poll window opens (not epoll_pwait2:
-                       // kernels before 5.11 and valgrind lack it)
     std::unique_ptr<WorkerPool> pool;
 
     // Worker -> loop hand-off. A worker wakes the loop (work_fd) only when it
@@ -46,8 +44,8 @@ struct Engine::Impl {
     std::mutex done_mu;  // protects done, work_signal, loop_waiting, live_jobs, live_gen writes
     std::vector<std::unique_ptr<Job>> done;
     // work_fd's readiness: armed under done_mu, written after the unlock (a
-    // loop woken under the lock would, on this CPU, preempt the worker only
-    // to block on it), disarmed under done_mu when the loop takes `done`.
+    // loop woken under the lock would, on the same CPU, preempt the worker
+    // only to block on it), disarmed under done_mu when the loop takes `done`.
     EventfdSignal work_signal;
     bool loop_waiting = false;  // the loop sleeps on something a finished job may give it
     unsigned live_jobs = 0;     // jobs of the live batch posted and not finished
@@ -59,11 +57,6 @@ struct Engine::Impl {
     // thread wake-up is several microseconds on a VM). Starts slow.
     std::atomic<int64_t> blocking_ns{kSlowCommandNs};
     static constexpr int64_t kSlowCommandNs = 1'000'000;
-    // Hybrid polling's model of a batch: the average latency of async QUERYs
-    // (EWMA, 1/8) and how much longer than ceil(N/T) x chain batches really
-    // take (EWMA, 1/4, in 1/1024ths; starts at 1.0).
-    std::atomic<int64_t> query_ns{kSlowCommandNs};
-    std::atomic<int64_t> batch_ratio_1024{1024};
     static void ewma(std::atomic<int64_t>& avg, int64_t sample, int shift) noexcept {
         int64_t a = avg.load(std::memory_order_relaxed);
         // Racy (load, then store): an estimate.
@@ -74,10 +67,9 @@ struct Engine::Impl {
         return blocking_ns.load(std::memory_order_relaxed) < kFastCommandNs;
     }
     // Fast commands keep at most this many workers awake: the CPUs the
-    // workers may run on (worker_cpus). More only switch and contend on 2
-    // vCPUs (zero-latency overhead 4.2 -> 2.7 us per command at 256 queues
-    // with the fake device). A batch of them that
-    // hangs grows the pool by the loop's stall check (wake_one_if_stalled).
+    // workers may run on (worker_cpus); more only switch and contend. A
+    // batch of them that hangs grows the pool by the loop's stall check
+    // (wake_one_if_stalled).
     std::atomic<unsigned> fast_workers{1};  // read by workers, written by run()
     // The CPUs the workers may run on (inherited from the creator, then the
     // caller's when workers_follow_caller); under run_mu.
