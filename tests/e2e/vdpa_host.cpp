@@ -116,6 +116,68 @@ int count_rdy() {
     return k;
 }
 
+// One command of the test's line protocol: its JSON answer.
+std::string command(const std::string& cmd, std::istringstream& in) {
+    std::string out;
+    if (cmd == "info") {
+        out = info_json();
+    } else if (cmd == "suspend") {
+        out = timing_json(rte_pmd_mlx5async_suspend(&g_dev, 1), RTE_PMD_MLX5ASYNC_OP_SUSPEND);
+    } else if (cmd == "resume") {
+        out = timing_json(rte_pmd_mlx5async_resume(&g_dev, 1), RTE_PMD_MLX5ASYNC_OP_RESUME);
+    } else if (cmd == "wait-ready") {
+        int n = 0, sec = 30;
+        in >> n >> sec;
+        auto end = std::chrono::steady_clock::now() + std::chrono::seconds(sec);
+        int k = 0;
+        // The PMD has no readiness callback to the app; vhost's new_device
+        // follows dev_conf, so wait on it, then read the states.
+        std::unique_lock lk(g_mu);
+        while ((k = count_rdy()) < n && std::chrono::steady_clock::now() < end)
+            g_cv.wait_until(lk, std::min(end, std::chrono::steady_clock::now() +
+                                                  std::chrono::milliseconds(50)));
+        out = "{\"rdy\":" + std::to_string(k) + "}";
+    } else if (cmd == "wait-vid") {
+        int want = 0, sec = 30;
+        in >> want >> sec;  // 1: attached, 0: detached
+        std::unique_lock lk(g_mu);
+        bool ok = g_cv.wait_for(lk, std::chrono::seconds(sec),
+                                [&] { return (g_vid >= 0) == (want != 0); });
+        out = "{\"ok\":" + std::string(ok ? "true" : "false") +
+              ",\"connections\":" + std::to_string(g_connections) + "}";
+    } else if (cmd == "rings") {
+        int vid;
+        {
+            std::lock_guard lk(g_mu);
+            vid = g_vid;
+        }
+        out = rings_json(vid);
+    } else if (cmd == "cycles") {
+        int k = 0, failed = 0;
+        in >> k;
+        for (int i = 0; i < k; i++) {
+            failed += rte_pmd_mlx5async_suspend(&g_dev, 1) != 0;
+            failed += rte_pmd_mlx5async_resume(&g_dev, 1) != 0;
+        }
+        out = "{\"cycles\":" + std::to_string(k) + ",\"failed\":" + std::to_string(failed) + "}";
+    } else if (cmd == "stats") {
+        int q = 0;
+        in >> q;
+        rte_vdpa_stat_name names[16];
+        rte_vdpa_stat st[16];
+        int nn = rte_vdpa_get_stats_names(g_dev, names, 16);
+        int ns = rte_vdpa_get_stats(g_dev, uint16_t(q), st, 16);
+        std::ostringstream o;
+        o << "{\"rc\":" << ns;
+        for (int i = 0; i < ns && i < nn; i++) o << ",\"" << names[st[i].id].name << "\":" << st[i].value;
+        o << "}";
+        out = o.str();
+    } else {
+        out = "{\"error\":\"unknown command\"}";
+    }
+    return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -152,65 +214,8 @@ int main(int argc, char** argv) {
         std::istringstream in(line);
         std::string cmd;
         in >> cmd;
-        std::string out;
-        if (cmd == "info") {
-            out = info_json();
-        } else if (cmd == "suspend") {
-            out = timing_json(rte_pmd_mlx5async_suspend(&g_dev, 1), RTE_PMD_MLX5ASYNC_OP_SUSPEND);
-        } else if (cmd == "resume") {
-            out = timing_json(rte_pmd_mlx5async_resume(&g_dev, 1), RTE_PMD_MLX5ASYNC_OP_RESUME);
-        } else if (cmd == "wait-ready") {
-            int n = 0, sec = 30;
-            in >> n >> sec;
-            auto end = std::chrono::steady_clock::now() + std::chrono::seconds(sec);
-            int k = 0;
-            // The PMD has no readiness callback to the app; vhost's new_device
-            // follows dev_conf, so wait on it, then read the states.
-            std::unique_lock lk(g_mu);
-            while ((k = count_rdy()) < n && std::chrono::steady_clock::now() < end)
-                g_cv.wait_until(lk, std::min(end, std::chrono::steady_clock::now() +
-                                                      std::chrono::milliseconds(50)));
-            out = "{\"rdy\":" + std::to_string(k) + "}";
-        } else if (cmd == "wait-vid") {
-            int want = 0, sec = 30;
-            in >> want >> sec;  // 1: attached, 0: detached
-            std::unique_lock lk(g_mu);
-            bool ok = g_cv.wait_for(lk, std::chrono::seconds(sec),
-                                    [&] { return (g_vid >= 0) == (want != 0); });
-            out = "{\"ok\":" + std::string(ok ? "true" : "false") +
-                  ",\"connections\":" + std::to_string(g_connections) + "}";
-        } else if (cmd == "rings") {
-            int vid;
-            {
-                std::lock_guard lk(g_mu);
-                vid = g_vid;
-            }
-            out = rings_json(vid);
-        } else if (cmd == "cycles") {
-            int k = 0, failed = 0;
-            in >> k;
-            for (int i = 0; i < k; i++) {
-                failed += rte_pmd_mlx5async_suspend(&g_dev, 1) != 0;
-                failed += rte_pmd_mlx5async_resume(&g_dev, 1) != 0;
-            }
-            out = "{\"cycles\":" + std::to_string(k) + ",\"failed\":" + std::to_string(failed) + "}";
-        } else if (cmd == "stats") {
-            int q = 0;
-            in >> q;
-            rte_vdpa_stat_name names[16];
-            rte_vdpa_stat st[16];
-            int nn = rte_vdpa_get_stats_names(g_dev, names, 16);
-            int ns = rte_vdpa_get_stats(g_dev, uint16_t(q), st, 16);
-            std::ostringstream o;
-            o << "{\"rc\":" << ns;
-            for (int i = 0; i < ns && i < nn; i++) o << ",\"" << names[st[i].id].name << "\":" << st[i].value;
-            o << "}";
-            out = o.str();
-        } else if (cmd == "quit") {
-            break;
-        } else {
-            out = "{\"error\":\"unknown command\"}";
-        }
+        if (cmd == "quit") break;
+        const std::string out = command(cmd, in);
         std::printf("%s\n", out.c_str());
         std::fflush(stdout);
     }

@@ -110,15 +110,42 @@ private:
             s += std::string(r ? "," : "") + (fe_.ring(r).no_interrupt() ? "true" : "false");
         return s + "]";
     }
+    std::string session_command(const std::string& cmd, std::istringstream& in);
+    std::string log_command(const std::string& cmd, std::istringstream& in);
+    std::string ring_command(const std::string& cmd, std::istringstream& in);
     std::string irq_command(const std::string& cmd, std::istringstream& in);
+    std::string info();
+    static inline const std::string kOk = "{\"ok\":true";
     Frontend& fe_;
 };
 
+// One line of the command language: the JSON answer; sets quit.
 std::string Commands::run(const std::string& line, bool& quit) {
     std::istringstream in(line);
-    std::string cmd, arg;
+    std::string cmd;
     in >> cmd;
-    const std::string ok = "{\"ok\":true";
+    if (cmd == "quit") {
+        quit = true;
+        return kOk + "}";
+    }
+    if (cmd == "help") {
+        std::fputs(kUsage, stderr);
+        return kOk + "}";
+    }
+    if (cmd == "info") return info();
+    if (cmd == "irqs" || cmd == "wait-irq" || cmd == "no-irq" || cmd == "wait-used")
+        return irq_command(cmd, in);
+    if (cmd.starts_with("log-")) return log_command(cmd, in);
+    if (cmd == "post-tx" || cmd == "post-rx" || cmd == "bad-desc" || cmd == "used" || cmd == "kick")
+        return ring_command(cmd, in);
+    return session_command(cmd, in);
+}
+
+// The connection and the rings' set-up: start, stop, enable/disable,
+// pairs, reconnect, base, set-num.
+std::string Commands::session_command(const std::string& cmd, std::istringstream& in) {
+    const std::string& ok = kOk;
+    std::string arg;
     if (cmd == "start") {
         in >> arg;
         if (!arg.empty() && arg != "dst") throw UsageError("start: expected no argument or 'dst'");
@@ -145,6 +172,29 @@ std::string Commands::run(const std::string& line, bool& quit) {
         int n = int(num(in, "pairs", 1, 1 << 20));
         return ok + ",\"enabled\":" + std::to_string(fe_.set_pairs(n)) + "}";
     }
+    if (cmd == "reconnect") {
+        int wait_ms = 0;
+        if (in >> std::ws && !in.eof()) wait_ms = int(num(in, "reconnect wait", 0, 600000));
+        fe_.reconnect(wait_ms);
+        return ok + ",\"connections\":" + std::to_string(fe_.connections()) + "}";
+    }
+    if (cmd == "base") {
+        int r = ring_or_all(in);
+        uint16_t b = uint16_t(num(in, "index", 0, 65535));
+        fe_.set_base(r, b);
+        return ok + "}";
+    }
+    if (cmd == "set-num") {
+        int r = ring_arg(in);
+        fe_.raw_vring_num(r, uint32_t(num(in, "num", 0, 0xffffffffl)));
+        return ok + ",\"ring\":" + std::to_string(r) + "}";
+    }
+    throw UsageError("unknown command '" + cmd + "' (help lists them)");
+}
+
+// The dirty log: log-on/off, log-dirty, log-clear.
+std::string Commands::log_command(const std::string& cmd, std::istringstream&) {
+    const std::string& ok = kOk;
     if (cmd == "log-on" || cmd == "log-off") {
         if (cmd == "log-on") fe_.log_on();
         else fe_.log_off();
@@ -167,18 +217,12 @@ std::string Commands::run(const std::string& line, bool& quit) {
         return ok + ",\"count\":" + std::to_string(count) +
                ",\"used_rings_dirty\":" + list(used_dirty) + ",\"pages\":" + list(pages) + "}";
     }
-    if (cmd == "reconnect") {
-        int wait_ms = 0;
-        if (in >> std::ws && !in.eof()) wait_ms = int(num(in, "reconnect wait", 0, 600000));
-        fe_.reconnect(wait_ms);
-        return ok + ",\"connections\":" + std::to_string(fe_.connections()) + "}";
-    }
-    if (cmd == "base") {
-        int r = ring_or_all(in);
-        uint16_t b = uint16_t(num(in, "index", 0, 65535));
-        fe_.set_base(r, b);
-        return ok + "}";
-    }
+    throw UsageError("unknown command '" + cmd + "' (help lists them)");
+}
+
+// Buffers on one ring: post-tx/rx, bad-desc, used, kick.
+std::string Commands::ring_command(const std::string& cmd, std::istringstream& in) {
+    const std::string& ok = kOk;
     if (cmd == "post-tx" || cmd == "post-rx") {
         int r = ring_arg(in);
         int n = int(num(in, "count", 1, 32768));
@@ -207,46 +251,33 @@ std::string Commands::run(const std::string& line, bool& quit) {
         return ok + "," + ring_answer(r) + ",\"consumed\":" + std::to_string(entries.size()) +
                ",\"entries\":" + e + "]}";
     }
-    if (cmd == "set-num") {
-        int r = ring_arg(in);
-        fe_.raw_vring_num(r, uint32_t(num(in, "num", 0, 0xffffffffl)));
-        return ok + ",\"ring\":" + std::to_string(r) + "}";
-    }
     if (cmd == "kick") {
         int r = ring_arg(in);
         fe_.kick(r);
         return ok + ",\"ring\":" + std::to_string(r) + "}";
     }
-    if (cmd == "irqs" || cmd == "wait-irq" || cmd == "no-irq" || cmd == "wait-used")
-        return irq_command(cmd, in);
-    if (cmd == "info") {
-        std::vector<uint32_t> bases;
-        for (int r = 0; r < fe_.nrings(); r++) bases.push_back(fe_.ring(r).base());
-        return ok + ",\"started\":" + (fe_.started() ? "true" : "false") +
-               ",\"logging\":" + (fe_.logging() ? "true" : "false") +
-               ",\"backend_features\":" + hex(fe_.backend_features()) +
-               ",\"backend_protocol_features\":" + hex(fe_.backend_protocol()) +
-               ",\"features\":" + hex(fe_.features()) + ",\"protocol_features\":" +
-               hex(fe_.protocol()) + ",\"queue_num\":" + std::to_string(fe_.queue_num()) +
-               ",\"connections\":" + std::to_string(fe_.connections()) +
-               ",\"requests\":" + std::to_string(fe_.requests()) +
-               ",\"rings\":" + std::to_string(fe_.nrings()) + ",\"bases\":" + list(bases) +
-               ",\"no_irq\":" + no_irq_list() + "}";
-    }
-    if (cmd == "quit") {
-        quit = true;
-        return ok + "}";
-    }
-    if (cmd == "help") {
-        std::fputs(kUsage, stderr);
-        return ok + "}";
-    }
     throw UsageError("unknown command '" + cmd + "' (help lists them)");
+}
+
+std::string Commands::info() {
+    const std::string& ok = kOk;
+    std::vector<uint32_t> bases;
+    for (int r = 0; r < fe_.nrings(); r++) bases.push_back(fe_.ring(r).base());
+    return ok + ",\"started\":" + (fe_.started() ? "true" : "false") +
+           ",\"logging\":" + (fe_.logging() ? "true" : "false") +
+           ",\"backend_features\":" + hex(fe_.backend_features()) +
+           ",\"backend_protocol_features\":" + hex(fe_.backend_protocol()) +
+           ",\"features\":" + hex(fe_.features()) + ",\"protocol_features\":" +
+           hex(fe_.protocol()) + ",\"queue_num\":" + std::to_string(fe_.queue_num()) +
+           ",\"connections\":" + std::to_string(fe_.connections()) +
+           ",\"requests\":" + std::to_string(fe_.requests()) +
+           ",\"rings\":" + std::to_string(fe_.nrings()) + ",\"bases\":" + list(bases) +
+           ",\"no_irq\":" + no_irq_list() + "}";
 }
 
 // Interrupts: the callfd counts, avail->flags, and polling for comparison.
 std::string Commands::irq_command(const std::string& cmd, std::istringstream& in) {
-    const std::string ok = "{\"ok\":true";
+    const std::string& ok = kOk;
     vug::IrqCounter& irqs = fe_.irqs();
     if (cmd == "irqs") {
         irqs.drain();

@@ -200,21 +200,38 @@ Result<void> Device::Impl::ensure_objects(std::span<const uint16_t> rings, uint1
         todo.push_back(r);
     }
     if (todo.empty()) return {};
-    if (!destroys.empty()) {
-        auto res = run(std::move(destroys), BatchKind::Setup, nullptr);
-        Result<void> first = {};
-        for (auto& e : res.entries) {
-            Vq& vq = vqs[e.queue];
-            if (e.ok()) {
-                vq.unsure = false;  // gone: nothing left to disagree with
-                first = first_error(first, vqs.transition(vq, VqPhase::Absent));
-                continue;
-            }
-            vq.obj = std::move(e.steps[0].obj);  // still there: kept, to be destroyed again
-            first = first_error(first, unexpected(e.steps[0].error()));
+    MLX5A_CHECK(destroy_virtqs(std::move(destroys)));
+    MLX5A_CHECK(make_virtq_resources(todo, size));
+    return create_virtqs(todo, size);
+}
+
+// One batch of virtq DESTROYs; a virtq whose destroy failed keeps its object
+// (and its re-creation marker: it is destroyed again next time).
+Result<void> Device::Impl::destroy_virtqs(devx::Batch&& destroys) {
+    if (destroys.empty()) return {};
+    // A late command may still address these objects: it is waited for first
+    // (Engine::drain), bounded by timeout_ms. A destroy that still races one
+    // fails as the kernel's object lock makes it (EBUSY) and is kept.
+    if (engine->late_commands() > 0)
+        (void)engine->drain(std::chrono::steady_clock::now() + std::chrono::milliseconds(cfg.timeout_ms));
+    auto res = run(std::move(destroys), BatchKind::Setup, nullptr);
+    Result<void> first = {};
+    for (auto& e : res.entries) {
+        Vq& vq = vqs[e.queue];
+        if (e.ok()) {
+            vq.unsure = false;  // gone: nothing left to disagree with
+            first = first_error(first, vqs.transition(vq, VqPhase::Absent));
+            continue;
         }
-        MLX5A_CHECK(first);
+        vq.obj = std::move(e.steps[0].obj);
+        first = first_error(first, unexpected(e.steps[0].error()));
     }
+    return first;
+}
+
+// What a virtq object names at CREATE: its three umems, its counters object
+// (one batch) and, with interrupts, its event QP.
+Result<void> Device::Impl::make_virtq_resources(std::span<const uint16_t> todo, uint16_t size) {
     const bool with_counters = gcaps.has_obj_type(uint16_t(prm::ObjType::VIRTIO_Q_COUNTERS));
     devx::Batch counters;
     // Umem registrations are blocking calls outside the engine: the batch
@@ -250,6 +267,12 @@ Result<void> Device::Impl::ensure_objects(std::span<const uint16_t> rings, uint1
             vqs[e.queue].counters = std::move(e.steps[0].obj);
         }
     }
+    return {};
+}
+
+// One batch of virtq CREATEs; the objects end in INIT, subscribed to their
+// error events.
+Result<void> Device::Impl::create_virtqs(std::span<const uint16_t> todo, uint16_t size) {
     devx::Batch creates;
     for (uint16_t r : todo) {
         auto c = devx::Command::create_virtq(ctx, base_attr(vqs[r], size), r);

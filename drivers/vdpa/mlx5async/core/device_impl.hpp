@@ -79,6 +79,9 @@ struct Device::Impl {
     Result<void> setup_interrupts();
     Result<void> ensure_event_qps(std::span<const uint16_t> rings, uint16_t size);
     Result<void> ensure_objects(std::span<const uint16_t> rings, uint16_t size);
+    Result<void> destroy_virtqs(devx::Batch&& destroys);
+    Result<void> make_virtq_resources(std::span<const uint16_t> todo, uint16_t size);
+    Result<void> create_virtqs(std::span<const uint16_t> todo, uint16_t size);
     prm::VirtqAttr base_attr(const Vq& vq, uint16_t size) const;
     Result<void> start_events();
     void on_virtq_event(uint16_t ring);

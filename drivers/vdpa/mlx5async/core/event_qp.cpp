@@ -57,12 +57,24 @@ Result<std::vector<EventQp>> EventQp::create(devx::Engine& engine, const devx::C
         prm::encode_cqe({.wqe_counter = 0xffff, .opcode = uint8_t(prm::CqeOpcode::INVALID), .owner = true},
                         std::span<std::byte, prm::kCqeBytes>(cqe, prm::kCqeBytes));
     }
-    // 1. The CQs (collapsed: the device rewrites CQE 0 for every completion).
+    MLX5A_CHECK(create_cqs(qps, engine, ctx, uar_page, eqn, rings, timeout));
+    MLX5A_CHECK(create_qps(qps, engine, ctx, pdn, uar_page, rings, timeout));
+    MLX5A_CHECK(connect_qps(qps, engine, rings, timeout));
+    // Every receive WQE posted: the device may raise 2^log_n interrupts before
+    // we repost.
+    for (auto& q : qps) store_be32(q.mem_.data() + kQpDbrOffset, 1u << q.log_n_);
+    return qps;
+}
+
+// The CQs (collapsed: the device rewrites CQE 0 for every completion).
+Result<void> EventQp::create_cqs(Qps& qps, devx::Engine& engine, const devx::Context& ctx,
+                                 uint32_t uar_page, uint32_t eqn, std::span<const uint16_t> rings,
+                                 std::chrono::milliseconds timeout) {
     devx::Batch cqs;
     for (size_t i = 0; i < qps.size(); i++) {
         prm::CqAttr a;
         a.cc = true;
-        a.log_cq_size = log_n;
+        a.log_cq_size = qps[i].log_n_;
         a.uar_page = uar_page;
         a.c_eqn = eqn;
         a.dbr_umem_valid = true;
@@ -81,8 +93,14 @@ Result<std::vector<EventQp>> EventQp::create(devx::Engine& engine, const devx::C
         if (!e.ok()) return unexpected(step_error(e, rings[i], "CREATE_CQ"));
         qps[i].cq_ = std::move(e.steps[0].obj);
     }
-    // 2. The firmware QP (no SQ, zero-length RQ: the device owns it) and ours
-    // (a receive queue of 2^log_n 16-byte WQEs completing into the CQ).
+    return {};
+}
+
+// The firmware QP (no SQ, zero-length RQ: the device owns it) and ours (a
+// receive queue of 2^log_n 16-byte WQEs completing into the CQ).
+Result<void> EventQp::create_qps(Qps& qps, devx::Engine& engine, const devx::Context& ctx,
+                                 uint32_t pdn, uint32_t uar_page, std::span<const uint16_t> rings,
+                                 std::chrono::milliseconds timeout) {
     devx::Batch qpb;
     for (size_t i = 0; i < qps.size(); i++) {
         prm::QpAttr fw = receive_only_rc_qp(pdn, prm::QpRqType::ZERO_LEN);
@@ -91,7 +109,7 @@ Result<std::vector<EventQp>> EventQp::create(devx::Engine& engine, const devx::C
         qpb.add(devx::Command::create_obj(ctx, std::move(fin), prm::kEventQpCmdBytes, rings[i]));
 
         prm::QpAttr sw = receive_only_rc_qp(pdn, prm::QpRqType::REGULAR);
-        sw.log_rq_size = log_n;
+        sw.log_rq_size = qps[i].log_n_;
         sw.log_rq_stride = 0;  // 16-byte WQEs
         sw.uar_page = uar_page;
         sw.cqn_rcv = qps[i].cqn();
@@ -115,7 +133,12 @@ Result<std::vector<EventQp>> EventQp::create(devx::Engine& engine, const devx::C
         if (!f.ok()) return unexpected(step_error(f, rings[i], "CREATE_QP (firmware QP)"));
         if (!s.ok()) return unexpected(step_error(s, rings[i], "CREATE_QP (driver QP)"));
     }
-    // 3. Connect each pair: RST->INIT->RTR->RTS on both, one chain per QP.
+    return {};
+}
+
+// Each pair connected: RST->INIT->RTR->RTS on both, one chain per QP.
+Result<void> EventQp::connect_qps(Qps& qps, devx::Engine& engine, std::span<const uint16_t> rings,
+                                  std::chrono::milliseconds timeout) {
     devx::Batch conn;
     for (size_t i = 0; i < qps.size(); i++) {
         for (int side = 0; side < 2; side++) {
@@ -148,10 +171,7 @@ Result<std::vector<EventQp>> EventQp::create(devx::Engine& engine, const devx::C
         if (!mr.entries[i].ok())
             return unexpected(step_error(mr.entries[i], rings[i / 2],
                                          i % 2 ? "connecting the driver QP" : "connecting the firmware QP"));
-    // Every receive WQE posted: the device may raise 2^log_n interrupts before
-    // we repost.
-    for (auto& q : qps) store_be32(q.mem_.data() + kQpDbrOffset, 1u << q.log_n_);
-    return qps;
+    return {};
 }
 
 uint16_t EventQp::poll() {

@@ -59,6 +59,17 @@ public:
     void next_arm_sn() { arm_sn_ = uint8_t((arm_sn_ + 1) & 3); }
 
 private:
+    // create()'s three batches: the CQs, the QP pairs, their connection.
+    using Qps = std::vector<EventQp>;
+    static Result<void> create_cqs(Qps& qps, devx::Engine& engine, const devx::Context& ctx,
+                                   uint32_t uar_page, uint32_t eqn, std::span<const uint16_t> rings,
+                                   std::chrono::milliseconds timeout);
+    static Result<void> create_qps(Qps& qps, devx::Engine& engine, const devx::Context& ctx,
+                                   uint32_t pdn, uint32_t uar_page, std::span<const uint16_t> rings,
+                                   std::chrono::milliseconds timeout);
+    static Result<void> connect_qps(Qps& qps, devx::Engine& engine, std::span<const uint16_t> rings,
+                                    std::chrono::milliseconds timeout);
+
     devx::Umem mem_;  // last destroyed
     devx::DevxObj cq_;
     devx::DevxObj fw_qp_;  // named by the virtq: destroyed after it
