@@ -182,6 +182,9 @@ int rte_pmd_mlx5async_resume(struct rte_vdpa_device *const devs[], unsigned int 
 int rte_pmd_mlx5async_last_timing(struct rte_vdpa_device *dev, enum rte_pmd_mlx5async_op op,
 				  struct rte_pmd_mlx5async_timing *t);
 
+/* "async", "sequential", "threads" (the devarg's values); NULL for another value. */
+const char *rte_pmd_mlx5async_strategy_name(enum rte_pmd_mlx5async_strategy s);
+
 int rte_pmd_mlx5async_set_strategy(struct rte_vdpa_device *dev,
 				   enum rte_pmd_mlx5async_strategy s);
 int rte_pmd_mlx5async_set_max_inflight(struct rte_vdpa_device *dev, uint32_t n);

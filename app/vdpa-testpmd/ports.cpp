@@ -71,12 +71,8 @@ uint64_t now_ns() {
 }
 
 const char* strategy_name(rte_pmd_mlx5async_strategy s) {
-    switch (s) {
-    case RTE_PMD_MLX5ASYNC_STRATEGY_ASYNC: return "async";
-    case RTE_PMD_MLX5ASYNC_STRATEGY_SEQUENTIAL: return "sequential";
-    case RTE_PMD_MLX5ASYNC_STRATEGY_THREADS: return "threads";
-    }
-    return "unknown";
+    const char* n = rte_pmd_mlx5async_strategy_name(s);
+    return n ? n : "unknown";
 }
 
 std::optional<rte_pmd_mlx5async_strategy> parse_strategy(const char* s) {

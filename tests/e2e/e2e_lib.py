@@ -16,6 +16,26 @@ import time
 EAL_COMMON = ["--no-huge", "-m", "256", "--no-pci", "--log-level", "pmd.vdpa.mlx5async:info"]
 
 
+def kill_group(p):
+    """SIGKILL to a child started with start_new_session (it and everything
+    it started), then reap it."""
+    if p.poll() is None:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        p.wait(10)
+
+
+def frontend_argv(socket, queues, prefix, vdev_extra="", testpmd_args=()):
+    """Debian's dpdk-testpmd over net_virtio_user on `socket`: the vhost-user
+    frontend of the EAL-level tests."""
+    return ["dpdk-testpmd"] + EAL_COMMON + [
+        "--file-prefix", prefix, "--vdev", f"net_virtio_user0,path={socket},queues={queues}{vdev_extra}",
+        "--", f"--rxq={queues}", f"--txq={queues}", "--total-num-mbufs=4096",
+        "--disable-link-check"] + list(testpmd_args)
+
+
 class Proc:
     """A child process whose output lines are collected by a reader thread
     (select() on a buffered pipe would miss lines already buffered)."""
@@ -66,12 +86,7 @@ class Proc:
             raise AssertionError(f"{self.name}: did not exit within {timeout}s")
 
     def kill(self):
-        if self.p.poll() is None:
-            try:
-                os.killpg(self.p.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            self.p.wait(10)
+        kill_group(self.p)
 
 
 class Host(Proc):
@@ -99,10 +114,8 @@ class Frontend(Proc):
 
     def __init__(self, socket, queues, prefix, extra=(), forward=False):
         # stdbuf: testpmd block-buffers stdout into a pipe.
-        argv = ["stdbuf", "-oL", "dpdk-testpmd"] + EAL_COMMON + ["--file-prefix", prefix, "--vdev",
-                f"net_virtio_user0,path={socket},queues={queues}", "--",
-                f"--rxq={queues}", f"--txq={queues}", "--total-num-mbufs=4096",
-                "--disable-link-check"] + ([] if forward else ["-i"]) + list(extra)
+        argv = ["stdbuf", "-oL"] + frontend_argv(socket, queues, prefix,
+                                                 testpmd_args=([] if forward else ["-i"]) + list(extra))
         super().__init__(argv, name="dpdk-testpmd")
         self.forward = forward
         if forward:

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <exception>
 #include <new>
+#include <optional>
 #include <system_error>
 #include <thread>
 #include <vector>
@@ -85,6 +86,15 @@ int c_boundary(const char* fn, F&& f) noexcept {
         MLX5A_LOG(ERR, "%s: unknown exception", fn);
         return -EIO;
     }
+}
+
+std::optional<core::Strategy> from_c(rte_pmd_mlx5async_strategy s) {
+    switch (s) {
+    case RTE_PMD_MLX5ASYNC_STRATEGY_ASYNC: return core::Strategy::Async;
+    case RTE_PMD_MLX5ASYNC_STRATEGY_SEQUENTIAL: return core::Strategy::Sequential;
+    case RTE_PMD_MLX5ASYNC_STRATEGY_THREADS: return core::Strategy::Threads;
+    }
+    return std::nullopt;
 }
 
 rte_pmd_mlx5async_strategy to_c(core::Strategy s) {
@@ -226,15 +236,15 @@ int rte_pmd_mlx5async_set_strategy(rte_vdpa_device* dev, rte_pmd_mlx5async_strat
     return c_boundary(__func__, [&]() -> int {
         PmdDevice* d = dev_of(dev);
         if (!d) return -ENODEV;
-        core::Strategy cs;
-        switch (s) {
-        case RTE_PMD_MLX5ASYNC_STRATEGY_ASYNC: cs = core::Strategy::Async; break;
-        case RTE_PMD_MLX5ASYNC_STRATEGY_SEQUENTIAL: cs = core::Strategy::Sequential; break;
-        case RTE_PMD_MLX5ASYNC_STRATEGY_THREADS: cs = core::Strategy::Threads; break;
-        default: return -EINVAL;
-        }
-        return report(d, "set strategy", d->core->set_strategy(cs));
+        auto cs = from_c(s);
+        if (!cs) return -EINVAL;
+        return report(d, "set strategy", d->core->set_strategy(*cs));
     });
+}
+
+const char* rte_pmd_mlx5async_strategy_name(rte_pmd_mlx5async_strategy s) {
+    auto cs = from_c(s);
+    return cs ? core::strategy_name(*cs) : nullptr;
 }
 
 int rte_pmd_mlx5async_set_max_inflight(rte_vdpa_device* dev, uint32_t n) {

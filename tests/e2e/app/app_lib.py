@@ -3,13 +3,12 @@ as processes with output in files, scripts, ordered output matching."""
 import itertools
 import os
 import re
-import signal
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from e2e_lib import EAL_COMMON  # noqa: E402
+from e2e_lib import EAL_COMMON, frontend_argv, kill_group  # noqa: E402
 from e2e_lib import unique as _unique  # noqa: E402
 
 _SEQ = itertools.count()
@@ -76,12 +75,7 @@ class App:
                                  "\n".join(self.lines()[-80:]))
 
     def kill(self):
-        if self.p.poll() is None:
-            try:
-                os.killpg(self.p.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            self.p.wait(10)
+        kill_group(self.p)
         self.log.close()
 
 
@@ -103,11 +97,8 @@ def start_frontend(wd, sock="vhost0", server=False):
     starting. Interactive mode without `start`: the port is configured (the
     virtqs become RDY) but no lcore busy-polls one of the machine's cores."""
     log = open(os.path.join(wd.path, f"frontend-{sock}.log"), "w")
-    vdev = f"net_virtio_user0,path={os.path.join(wd.path, sock)},queues={QP}"
-    vdev += ",server=1" if server else ""
-    argv = ["dpdk-testpmd"] + EAL_COMMON + [
-        "--file-prefix", unique(f"fe-{sock}"), "--vdev", vdev, "--",
-        f"--rxq={QP}", f"--txq={QP}", "--total-num-mbufs=4096", "--disable-link-check", "-i"]
+    argv = frontend_argv(os.path.join(wd.path, sock), QP, unique(f"fe-{sock}"),
+                         vdev_extra=",server=1" if server else "", testpmd_args=["-i"])
     p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT,
                          text=True, start_new_session=True)
     return p, log
@@ -122,12 +113,7 @@ def stop_frontend(fe):
             p.wait(30)
         except (BrokenPipeError, subprocess.TimeoutExpired):
             pass
-    if p.poll() is None:
-        try:
-            os.killpg(p.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        p.wait(10)
+    kill_group(p)
     log.close()
 
 
