@@ -133,8 +133,8 @@ namespace {
 // chain ended (done, or failed with a final error) or went on as an async
 // QUERY whose completion will wake the loop anyway.
 bool job_is_quiet(const Job& j) {
-    if (j.query_ret == 0) return true;
-    if (j.query_ret > 0 || j.outcomes.empty()) return false;
+    if (j.query == Job::Continuation::Issued) return true;
+    if (j.query == Job::Continuation::Refused || j.outcomes.empty()) return false;
     const Command& c = j.steps[j.outcomes.size() - 1];
     const Outcome& o = j.outcomes.back();
     if (!outcome_ok(c, o)) return !outcome_busy_query(c, o);  // busy: requeued
@@ -206,7 +206,8 @@ void Engine::Impl::issue_continuation_query(Job& job, size_t i) noexcept {
     int ret = api.obj_query_async(c.obj, c.in.data(), c.in.size(), c.outlen,
                                   make_wr_id(job.gen, job.entry), comp.get());
     if (ret < 0) ret = -ret;
-    job.query_ret = ret;
+    job.query = ret == 0 ? Job::Continuation::Issued : Job::Continuation::Refused;
+    job.query_errno = ret;
     // Issued: the slot is the query's until the loop reads its completion.
     if (ret != 0) throttle.release();
 }

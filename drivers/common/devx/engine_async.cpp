@@ -380,14 +380,14 @@ void AsyncRun::on_job(std::unique_ptr<Job> job) {
         return;
     }
     StepResult& r = res_.entries[e].steps[next_[e]];
-    if (ran == 0 || job->query_ret < 0) {  // the worker stopped before this step
+    if (ran == 0 || job->query == Job::Continuation::NotReached) {  // the worker stopped before it
         ready_.push_front(e);
         return;
     }
     ++d_.steps_issued;
     r.state = StepState::Issued;
     issued_at_[e] = job->query_issued;
-    if (job->query_ret == 0) {  // a QUERY the worker issued: its completion comes here
+    if (job->query == Job::Continuation::Issued) {  // its completion comes here
         ++d_.async_queries;
         in_flight_[e] = true;
         if (auto it = early_.find(e); it != early_.end()) {
@@ -397,14 +397,14 @@ void AsyncRun::on_job(std::unique_ptr<Job> job) {
         }
         return;
     }
-    if (is_busy(job->query_ret)) {
+    if (is_busy(job->query_errno)) {
         ++r.busy_retries;
         ++d_.busy_retries;
         return on_busy(e);
     }
     Outcome o;
     o.ran = true;
-    o.ret = job->query_ret;
+    o.ret = job->query_errno;
     o.issued = o.completed = job->query_issued;
     complete(e, finish_step(std::move(steps[next_[e]]), std::move(o)));
 }

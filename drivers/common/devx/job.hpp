@@ -42,7 +42,12 @@ struct Job {
     bool continue_async = false;
     bool more_after = false;  // the entry has steps after `steps` (left in the batch)
     size_t first_step = 0;    // the entry's index of steps[0]
-    int query_ret = -1;       // continuation QUERY: -1 not issued, 0 issued, else its errno
+    // The continuation QUERY (continue_async): not reached, issued (its
+    // completion comes to the loop), or refused by obj_query_async with
+    // query_errno (EBUSY: retried by the loop).
+    enum class Continuation : uint8_t { NotReached, Issued, Refused };
+    Continuation query = Continuation::NotReached;
+    int query_errno = 0;
     Clock::time_point query_issued{};
     std::vector<Command> steps;
     std::vector<Outcome> outcomes;  // one per step that ran, in order
