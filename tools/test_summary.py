@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Counts test cases in Meson's JUnit logs (GoogleTest subtests included) and
-prints 'LABEL: N passed, N failed[, N skipped]' (LABEL: tests, or --label).
+prints 'LABEL: N passed, N failed' last (LABEL: tests, or --label), skipped
+cases on the line before.
 Exit 1 when any failed or when nothing ran.
 
   test_summary.py [--label LABEL] JUNIT.xml...
@@ -31,8 +32,9 @@ def main(paths, label="tests"):
                 passed += 1
     for f in failures:
         print(f"FAILED: {f}")
-    tail = f", {skipped} skipped" if skipped else ""
-    print(f"{label}: {passed} passed, {failed} failed{tail}")
+    if skipped:
+        print(f"{label}: {skipped} skipped (the reason is in each test's log)")
+    print(f"{label}: {passed} passed, {failed} failed")
     return 1 if failed or passed == 0 else 0
 
 if __name__ == "__main__":

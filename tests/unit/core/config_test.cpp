@@ -4,17 +4,16 @@
 
 #include <gtest/gtest.h>
 
+#include "mlx5async_config.h"
+
 namespace mlx5async::core {
 namespace {
 
 Result<DeviceConfig> parse(KeyValues kv) { return parse_device_config(kv); }
 
-// Tests of emulated configurations need a build with the emulator.
-#define NEEDS_EMULATOR() \
-    if (!have_emulator()) GTEST_SKIP() << "built without the emulator (-Demulator=false)"
 
+#if MLX5ASYNC_HAVE_EMULATOR  // emulated configurations
 TEST(DevArgs, EmulatedDefaults) {
-    NEEDS_EMULATOR();
     auto c = parse({{"emu", "cx7"}});
     ASSERT_TRUE(c) << c.error().what;
     EXPECT_TRUE(c->is_emulated());
@@ -23,17 +22,19 @@ TEST(DevArgs, EmulatedDefaults) {
     EXPECT_EQ(c->strategy, Strategy::Async);
     EXPECT_EQ(c->queues, 0u);
 }
+#endif
 
+#if MLX5ASYNC_HAVE_EMULATOR  // emulated configurations
 TEST(DevArgs, QueuesAloneGetDefaultRingSize) {
-    NEEDS_EMULATOR();
     auto c = parse({{"emu", "cx6dx"}, {"queues", "16"}});
     ASSERT_TRUE(c);
     EXPECT_EQ(c->queues, 16u);
     EXPECT_EQ(c->queue_size, 256u);
 }
+#endif
 
+#if MLX5ASYNC_HAVE_EMULATOR  // emulated configurations
 TEST(DevArgs, EveryKeyParsed) {
-    NEEDS_EMULATOR();
     auto c = parse({{"dev", "0000:08:00.2"}, {"queues", "4"}, {"queue_size", "1024"},
                     {"max_inflight", "8"}, {"strategy", "threads"}, {"max_conf_threads", "6"},
                     {"timeout_ms", "500"}, {"event_core", "1"}});
@@ -46,6 +47,7 @@ TEST(DevArgs, EveryKeyParsed) {
     EXPECT_EQ(c->timeout_ms, 500u);
     EXPECT_EQ(c->event_core, 1);
 }
+#endif
 
 TEST(DevArgs, DevTakesPciAddressOrIbvName) {
     EXPECT_TRUE(parse({{"dev", "08:00.1"}}));
@@ -53,18 +55,29 @@ TEST(DevArgs, DevTakesPciAddressOrIbvName) {
     EXPECT_TRUE(parse({{"dev", "mlx5emu0"}}));
 }
 
+#if MLX5ASYNC_HAVE_EMULATOR  // emulated configurations
 TEST(DevArgs, EmulatorOverridesJoinTheSpec) {
-    NEEDS_EMULATOR();
     auto c = parse({{"emu", "cx7"}, {"emu_modify_us", "0"}, {"emu_query_us", "10"}});
     ASSERT_TRUE(c);
     EXPECT_EQ(c->emu_spec, "cx7,modify_us=0,query_us=10");
 }
+#endif
 
 struct BadCase {
     KeyValues kv;
     const char* expect;
     bool emulator_checks = false;  // refused by the emulator's own spec check
 };
+
+#if !MLX5ASYNC_HAVE_EMULATOR
+TEST(DevArgs, EmulatedDeviceRefusedByAHardwareOnlyBuild) {
+    auto c = parse({{"emu", "cx7"}, {"queues", "2"}});
+    ASSERT_FALSE(c);
+    EXPECT_EQ(c.error().code, Errc::NotSupported);
+    EXPECT_NE(c.error().what.find("devargs emu=cx7: emu=cx7: this build has no emulator"), std::string::npos)
+        << c.error().what;
+}
+#endif
 
 class DevArgsRejected : public testing::TestWithParam<BadCase> {};
 
