@@ -24,43 +24,66 @@ Result<uint64_t> hva_to_gpa(const rte_vhost_memory& mem, const void* p, const ch
                                            " address is outside guest memory");
 }
 
+struct FreeMem {
+    void operator()(rte_vhost_memory* m) const { std::free(m); }
+};
+using MemTable = std::unique_ptr<rte_vhost_memory, FreeMem>;
+
+Result<MemTable> mem_table(int vid) {
+    rte_vhost_memory* mem = nullptr;
+    if (rte_vhost_get_mem_table(vid, &mem) != 0 || !mem)
+        return fail(Errc::NotFound, "vhost " + std::to_string(vid) + ": no memory table");
+    return MemTable(mem);
+}
+
+// Ring `i` as vhost holds it, in guest physical addresses; NotFound when
+// the frontend has not set it up.
+Result<core::VringConfig> vring_config(int vid, const rte_vhost_memory& mem, uint16_t i) {
+    rte_vhost_vring vr{};
+    if (rte_vhost_get_vhost_vring(vid, i, &vr) != 0 || !vr.desc)
+        return fail(Errc::NotFound, "vring " + std::to_string(i) + " is not set up");
+    core::VringConfig c;
+    c.index = i;
+    c.size = vr.size;
+    auto d = hva_to_gpa(mem, vr.desc, "desc", i);
+    MLX5A_CHECK(d);
+    auto a = hva_to_gpa(mem, vr.avail, "avail", i);
+    MLX5A_CHECK(a);
+    auto u = hva_to_gpa(mem, vr.used, "used", i);
+    MLX5A_CHECK(u);
+    c.desc_gpa = *d;
+    c.avail_gpa = *a;
+    c.used_gpa = *u;
+    rte_vhost_get_vring_base(vid, i, &c.last_avail_idx, &c.last_used_idx);
+    c.kickfd = vr.kickfd;
+    c.callfd = vr.callfd;
+    return c;
+}
+
 }  // namespace
+
+Result<core::VringConfig> read_vring_config(int vid, uint16_t ring) {
+    auto mem = mem_table(vid);
+    MLX5A_CHECK(mem);
+    return vring_config(vid, **mem, ring);
+}
 
 Result<core::GuestConfig> read_guest_config(int vid) {
     core::GuestConfig g;
     if (rte_vhost_get_negotiated_features(vid, &g.features) != 0)
         return fail(Errc::NotFound, "vhost " + std::to_string(vid) + ": no negotiated features");
-    rte_vhost_memory* mem = nullptr;
-    if (rte_vhost_get_mem_table(vid, &mem) != 0 || !mem)
-        return fail(Errc::NotFound, "vhost " + std::to_string(vid) + ": no memory table");
-    struct Free {
-        void operator()(rte_vhost_memory* m) const { std::free(m); }
-    };
-    std::unique_ptr<rte_vhost_memory, Free> mem_owner(mem);
-    for (uint32_t i = 0; i < mem->nregions; i++) {
-        const auto& r = mem->regions[i];
+    auto mem = mem_table(vid);
+    MLX5A_CHECK(mem);
+    for (uint32_t i = 0; i < (*mem)->nregions; i++) {
+        const auto& r = (*mem)->regions[i];
         g.mem.push_back({r.guest_phys_addr, r.size, r.host_user_addr});
     }
     uint16_t n = rte_vhost_get_vring_num(vid);
     for (uint16_t i = 0; i < n; i++) {
-        rte_vhost_vring vr{};
-        if (rte_vhost_get_vhost_vring(vid, i, &vr) != 0 || !vr.desc) continue;  // not set up
-        core::VringConfig c;
-        c.index = i;
-        c.size = vr.size;
-        auto d = hva_to_gpa(*mem, vr.desc, "desc", i);
-        MLX5A_CHECK(d);
-        auto a = hva_to_gpa(*mem, vr.avail, "avail", i);
-        MLX5A_CHECK(a);
-        auto u = hva_to_gpa(*mem, vr.used, "used", i);
-        MLX5A_CHECK(u);
-        c.desc_gpa = *d;
-        c.avail_gpa = *a;
-        c.used_gpa = *u;
-        rte_vhost_get_vring_base(vid, i, &c.last_avail_idx, &c.last_used_idx);
-        c.kickfd = vr.kickfd;
-        c.callfd = vr.callfd;
-        g.vrings.push_back(c);
+        auto c = vring_config(vid, **mem, i);
+        if (!c && c.error().code == Errc::NotFound) continue;  // not set up
+        MLX5A_CHECK(c);
+        g.vrings.push_back(*c);
     }
     return g;
 }

@@ -13,6 +13,8 @@ namespace mlx5async::pmd {
 // Features, memory regions and every vring (addresses translated to guest
 // physical through the memory table). `enabled` flags come from the core.
 Result<core::GuestConfig> read_guest_config(int vid);
+// One ring as vhost holds it now (enabled after dev_conf).
+Result<core::VringConfig> read_vring_config(int vid, uint16_t ring);
 
 // Gives each ring's indexes to vhost (rte_vhost_set_vring_base: what the
 // frontend's GET_VRING_BASE returns) and, when `log_used` (LOG_ALL on), logs

@@ -142,6 +142,61 @@ TEST_F(DeviceCore, DisableStormIsOneBatchAndReEnableResumes) {
     EXPECT_EQ(dev->last_timing(Op::Resume).commands, 4u);
 }
 
+// A ring enabled after dev_conf starts from what the frontend set since:
+// new addresses and, when the frontend set one, its base.
+TEST_F(DeviceCore, RingEnabledLaterStartsFromTheFrontendsCurrentConfig) {
+    open("cx7", 4);
+    enable_all(6);
+    GuestConfig g = guest(8, 100);
+    ASSERT_TRUE(dev->configure(g));
+    VringConfig moved = g.vrings[6];  // never started: new addresses and base
+    moved.desc_gpa += 0x8000;
+    moved.avail_gpa += 0x8000;
+    moved.used_gpa += 0x8000;
+    moved.last_avail_idx = moved.last_used_idx = 500;
+    dev->update_vring(moved);
+    dev->set_vring_state(6, true);
+    dev->set_vring_state(4, false);  // started, then stopped at its own indexes
+    std::vector<RingIndexes> disabled;
+    ASSERT_TRUE(dev->flush_vring_states(disabled));
+    ASSERT_EQ(disabled.size(), 1u);
+    VringConfig rebased = g.vrings[4];
+    rebased.last_avail_idx = rebased.last_used_idx = 7;  // the frontend's SET_VRING_BASE
+    dev->update_vring(rebased);
+    VringConfig same = g.vrings[5];  // running: left alone
+    same.desc_gpa += 0x8000;
+    dev->update_vring(same);
+    dev->set_vring_state(4, true);
+    ASSERT_TRUE(dev->flush_vring_states(disabled));
+    EXPECT_EQ(fw(6).state, prm::VirtqState::RDY);
+    EXPECT_EQ(fw(6).attr.desc_addr, moved.desc_gpa);
+    EXPECT_EQ(fw(6).attr.used_addr, moved.used_gpa);
+    EXPECT_EQ(fw(6).hw_available_index, 500);
+    EXPECT_EQ(fw(4).state, prm::VirtqState::RDY);
+    EXPECT_EQ(fw(4).hw_available_index, 7);
+    EXPECT_EQ(fw(5).attr.desc_addr, g.vrings[5].desc_gpa);
+}
+
+TEST_F(DeviceCore, RingReEnabledWithTheBaseItHandedBackResumesFromTheDevice) {
+    open("cx7", 4);
+    enable_all(8);
+    GuestConfig g = guest(8, 100);
+    ASSERT_TRUE(dev->configure(g));
+    dev->set_vring_state(3, false);
+    std::vector<RingIndexes> disabled;
+    ASSERT_TRUE(dev->flush_vring_states(disabled));
+    ASSERT_EQ(disabled.size(), 1u);
+    VringConfig back = g.vrings[3];  // vhost holds what the device handed back
+    back.last_avail_idx = disabled[0].last_avail_idx;
+    back.last_used_idx = disabled[0].last_used_idx;
+    dev->update_vring(back);
+    dev->set_vring_state(3, true);
+    ASSERT_TRUE(dev->flush_vring_states(disabled));
+    EXPECT_EQ(fw(3).state, prm::VirtqState::RDY);
+    EXPECT_EQ(fw(3).hw_available_index, disabled[0].last_avail_idx);
+    EXPECT_EQ(dev->last_timing(Op::Resume).commands, 1u);  // a resume, not a re-creation
+}
+
 // A vhost log as vhost maps it: a shared mapping of the frontend's file.
 struct SharedLog {
     explicit SharedLog(uint64_t bytes) : size(bytes) {

@@ -125,6 +125,12 @@ public:
     // vhost: set_vring_state. Recorded; consecutive changes are applied as
     // one batch at flush() (the glue flushes at the end of a message burst).
     void set_vring_state(uint16_t ring, bool enable);
+    // vhost: a ring's configuration as vhost holds it when the ring is
+    // enabled after dev_conf (the frontend may have set its addresses, size
+    // or base since). A ring that is not running starts from it at the next
+    // flush, from vhost's indexes when they differ from the device's saved
+    // ones (the frontend's SET_VRING_BASE); a running ring is left alone.
+    void update_vring(const VringConfig& v);
     // The ring's interrupt eventfd (vhost's callfd; < 0: none).
     void set_callfd(uint16_t ring, int fd);
     // Interrupts: whether the virtqs raise them, and what the relay did.

@@ -148,6 +148,22 @@ void Device::set_vring_state(uint16_t ring, bool enable) {
     if (ring < impl_->vqs.size()) impl_->vqs[ring].enabled = enable;
 }
 
+void Device::update_vring(const VringConfig& v) {
+    Impl& d = *impl_;
+    std::lock_guard lk(d.mu);
+    if (!d.guest_valid || v.index >= d.vqs.size()) return;
+    Vq& vq = d.vqs[v.index];
+    if (vq.phase() == VqPhase::Ready) return;
+    auto it = std::find_if(d.guest.vrings.begin(), d.guest.vrings.end(),
+                           [&](const VringConfig& x) { return x.index == v.index; });
+    if (it == d.guest.vrings.end()) d.guest.vrings.push_back(v);
+    else *it = v;
+    if (vq.phase() != VqPhase::Absent && vq.size != v.size) d.vqs.mark_for_recreation(vq);
+    if (vq.phase() != VqPhase::Absent &&
+        (v.last_avail_idx != vq.saved_avail || v.last_used_idx != vq.saved_used))
+        vq.start_from_vhost = true;
+}
+
 void Device::set_callfd(uint16_t ring, int fd) {
     if (!impl_->irq_relay) return;
     if (auto r = impl_->irq_relay->set_callfd(ring, fd); !r)
@@ -188,10 +204,13 @@ Result<void> Device::flush_vring_states(std::vector<RingIndexes>& disabled) {
         disabled.push_back({s, d.vqs[s].saved_avail, d.vqs[s].saved_used,
                             d.vqs[s].phase() == VqPhase::Suspended});
     if (!start.empty()) {
-        // A newly enabled ring without an object gets one first.
+        // A newly enabled ring without a usable object (none, ERR, another
+        // ring size) gets one first.
         std::vector<uint16_t> absent;
         for (uint16_t s : start)
-            if (d.vqs[s].phase() == VqPhase::Absent || d.vqs[s].phase() == VqPhase::Error) absent.push_back(s);
+            if (d.vqs[s].phase() == VqPhase::Absent || d.vqs[s].phase() == VqPhase::Error ||
+                d.vqs[s].needs_recreation())
+                absent.push_back(s);
         for (uint16_t s : absent) {
             for (const auto& vr : d.guest.vrings)
                 if (vr.index == s) {
