@@ -19,7 +19,7 @@ devx::BatchResult Device::Impl::run(devx::Batch&& b, BatchKind kind, OpTiming* t
         t->failed += r.failed + r.timed_out;
         t->peak_inflight = std::max<uint32_t>(t->peak_inflight, r.peak_inflight);
     }
-    if (tracing) record_spans(r, kind);
+    if (trace.on) record_spans(r, kind);
     if (r.timed_out || unanswered) note_unanswered();
     return r;
 }
@@ -54,8 +54,8 @@ void Device::Impl::record_spans(const devx::BatchResult& r, BatchKind kind) {
             sp.op = uint8_t(kind);
             sp.queue = int16_t(s.queue);
             sp.obj_id = s.obj_id;
-            spans.push_back(sp);
-            if (spans.size() > kMaxSpans) spans.pop_front();
+            trace.spans.push_back(sp);
+            if (trace.spans.size() > CommandTrace::kMax) trace.spans.pop_front();
         }
 }
 
@@ -112,14 +112,14 @@ prm::VirtqAttr Device::Impl::start_attr(const Vq& vq, const VringConfig* vr,
         a.virtio_q_mkey = mem.current.mkey;
         a.modify_field_select |= mb::VIRTIO_Q_MKEY;
     }
-    if (log_on && (fresh || !a.dirty_bitmap_dump_enable || a.dirty_bitmap_mkey != log_mem.mkey)) {
-        a.dirty_bitmap_mkey = log_mem.mkey;
-        a.dirty_bitmap_addr = log.host_addr;
-        a.dirty_bitmap_size = uint32_t(log.size);
-        a.vhost_log_page = log.log_page;
+    if (dirty.on && (fresh || !a.dirty_bitmap_dump_enable || a.dirty_bitmap_mkey != dirty.mem.mkey)) {
+        a.dirty_bitmap_mkey = dirty.mem.mkey;
+        a.dirty_bitmap_addr = dirty.log.host_addr;
+        a.dirty_bitmap_size = uint32_t(dirty.log.size);
+        a.vhost_log_page = dirty.log.log_page;
         a.dirty_bitmap_dump_enable = true;
         a.modify_field_select |= mb::DIRTY_BITMAP_PARAMS | mb::DIRTY_BITMAP_DUMP_ENABLE;
-    } else if (!log_on && (a.dirty_bitmap_dump_enable || a.dirty_bitmap_mkey)) {
+    } else if (!dirty.on && (a.dirty_bitmap_dump_enable || a.dirty_bitmap_mkey)) {
         // Logging ended (LOG_ALL off, or the frontend that set it left):
         // the virtq stops naming a log vhost may have unmapped.
         a.dirty_bitmap_mkey = 0;

@@ -321,8 +321,8 @@ Device::~Device() {
     impl_->engine.reset();
     impl_->vqs.clear();  // objects before mkeys before umems before PD before context
     impl_->mem = {};
-    impl_->log_mem.reset();  // its mkey holds the PD
-    impl_->log_retired.clear();
+    impl_->dirty.mem.reset();  // its mkey holds the PD
+    impl_->dirty.retired.clear();
     impl_->uar.reset();  // after the event QPs naming its page
     impl_->events.reset();
     impl_->kick_relay.reset();  // unmaps its view of var first
@@ -497,14 +497,14 @@ Result<void> Device::set_max_inflight(uint32_t n) {
 
 void Device::trace_enable(bool on) {
     std::lock_guard lk(impl_->mu);
-    impl_->tracing = on;
+    impl_->trace.on = on;
 }
 
 std::vector<CmdSpan> Device::trace_read(size_t max) {
     std::lock_guard lk(impl_->mu);
-    size_t n = std::min(max, impl_->spans.size());
-    std::vector<CmdSpan> v(impl_->spans.begin(), impl_->spans.begin() + n);
-    impl_->spans.erase(impl_->spans.begin(), impl_->spans.begin() + n);
+    size_t n = std::min(max, impl_->trace.spans.size());
+    std::vector<CmdSpan> v(impl_->trace.spans.begin(), impl_->trace.spans.begin() + n);
+    impl_->trace.spans.erase(impl_->trace.spans.begin(), impl_->trace.spans.begin() + n);
     return v;
 }
 

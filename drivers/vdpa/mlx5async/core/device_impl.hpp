@@ -1,5 +1,9 @@
-// Device::Impl: what one device core holds. Shared by device.cpp (open,
-// objects, info) and control_path.cpp (the batched operations).
+// Device::Impl: what one device core holds, and which file writes what:
+// device.cpp the resources opened once (backend, PD, TIS, relays, engine,
+// caps) and the virtq objects; control_path.cpp the batched operations and
+// their timing and trace; guest_memory.cpp the memory registrations;
+// device_ops.cpp the vhost-facing state (guest view, dirty log). The virtqs'
+// phase is VirtqTable's alone.
 #pragma once
 
 #include <array>
@@ -35,6 +39,21 @@ struct VarDeleter {
 };
 using VarPtr = std::unique_ptr<mlx5dv_var, VarDeleter>;
 
+// The vhost dirty log while LOG_ALL is on (set_dirty_logging writes it).
+struct DirtyLogging {
+    bool on = false;
+    DirtyLog log;
+    MemRegistration mem;  // the vhost log as umem + mkey: dirty_bitmap_mkey
+    std::vector<MemRegistration> retired;  // earlier logs some virtq may still name
+};
+
+// Command spans while tracing is on (rte_pmd_mlx5async_trace_*), bounded.
+struct CommandTrace {
+    bool on = false;
+    std::deque<CmdSpan> spans;
+    static constexpr size_t kMax = 1 << 16;
+};
+
 struct Device::Impl {
     std::string name;
     DeviceConfig cfg;
@@ -61,16 +80,11 @@ struct Device::Impl {
     GuestConfig guest;      // last dev_conf's view
     bool guest_valid = false;
     GuestMemory mem;        // umems + mkeys of the memory table (guest_memory.cpp)
-    bool log_on = false;
-    DirtyLog log;
-    MemRegistration log_mem;  // the vhost log as umem + mkey: dirty_bitmap_mkey
-    std::vector<MemRegistration> log_retired;  // earlier logs some virtq may still name
-    std::array<OpTiming, 2> last{};
+    DirtyLogging dirty;     // device_ops.cpp (set_dirty_logging)
+    std::array<OpTiming, 2> last{};  // control_path.cpp
     Ledger ledger;  // own lock: the host-notifier thread marks it too
-    bool tracing = false;
     unsigned unanswered = 0;  // late commands at the last count (note_unanswered)
-    std::deque<CmdSpan> spans;  // bounded (kMaxSpans)
-    static constexpr size_t kMaxSpans = 1 << 16;
+    CommandTrace trace;     // control_path.cpp (run)
 
     // device.cpp
     Result<void> query_caps();

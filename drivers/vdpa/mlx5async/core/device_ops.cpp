@@ -138,8 +138,8 @@ void Device::cleanup() {
     d.unregister_memory();  // vhost unmaps the regions after this
     // And its log: the next start clears the virtqs' bitmap fields
     // (start_attr), then the registration goes.
-    d.log_on = false;
-    if (!d.log_mem.empty()) d.log_retired.push_back(std::move(d.log_mem));
+    d.dirty.on = false;
+    if (!d.dirty.mem.empty()) d.dirty.retired.push_back(std::move(d.dirty.mem));
     d.release_retired_logs();
 }
 
@@ -249,9 +249,9 @@ static Result<MemRegistration> register_log(Device::Impl& d, const DirtyLog& log
 }
 
 static bool same_log(const Device::Impl& d, const DirtyLog& log) {
-    const auto& lr = d.log_mem.regions;
+    const auto& lr = d.dirty.mem.regions;
     return !lr.empty() && lr[0].host_addr == log.host_addr && lr[0].size == log.size &&
-           d.log.log_page == log.log_page;
+           d.dirty.log.log_page == log.log_page;
 }
 
 // vhost maps the log anew at every SET_LOG_BASE (QEMU sends one per queue
@@ -262,15 +262,15 @@ Result<void> Device::set_dirty_logging(bool on, const DirtyLog& log) {
     namespace mb = prm::modify_bits;
     Impl& d = *impl_;
     std::lock_guard lk(d.mu);
-    if (on == d.log_on && (!on || same_log(d, log))) return {};
+    if (on == d.dirty.on && (!on || same_log(d, log))) return {};
     if (on && !same_log(d, log)) {
         auto reg = register_log(d, log);
         MLX5A_CHECK(reg);
-        if (!d.log_mem.empty()) d.log_retired.push_back(std::move(d.log_mem));
-        d.log_mem = std::move(*reg);
+        if (!d.dirty.mem.empty()) d.dirty.retired.push_back(std::move(d.dirty.mem));
+        d.dirty.mem = std::move(*reg);
     }
-    d.log_on = on;
-    if (on) d.log = log;
+    d.dirty.on = on;
+    if (on) d.dirty.log = log;
     devx::Batch b;
     std::vector<prm::VirtqAttr> sent;
     for (Vq& vq : d.vqs) {
@@ -280,7 +280,7 @@ Result<void> Device::set_dirty_logging(bool on, const DirtyLog& log) {
         a.dirty_bitmap_dump_enable = on;
         if (on) {
             a.modify_field_select |= mb::DIRTY_BITMAP_PARAMS;
-            a.dirty_bitmap_mkey = d.log_mem.mkey;
+            a.dirty_bitmap_mkey = d.dirty.mem.mkey;
             a.dirty_bitmap_addr = log.host_addr;
             a.dirty_bitmap_size = uint32_t(log.size);
             a.vhost_log_page = log.log_page;
@@ -314,7 +314,7 @@ Result<void> Device::set_dirty_logging(bool on, const DirtyLog& log) {
 
 bool Device::dirty_logging() const {
     std::lock_guard lk(impl_->mu);
-    return impl_->log_on;
+    return impl_->dirty.on;
 }
 
 Result<void> Device::suspend_all() {

@@ -254,7 +254,7 @@ void Device::Impl::release_retired_memory() {
 
 // An earlier vhost log goes once no virtq object names its mkey.
 void Device::Impl::release_retired_logs() {
-    std::erase_if(log_retired, [&](const MemRegistration& r) {
+    std::erase_if(dirty.retired, [&](const MemRegistration& r) {
         for (const Vq& vq : vqs)
             if (vq.obj && vq.attr.dirty_bitmap_mkey == r.mkey) return false;
         return true;
