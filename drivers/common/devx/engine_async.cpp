@@ -165,7 +165,12 @@ void AsyncRun::run(Clock::time_point deadline) {
             for (auto it = busy_.rbegin(); it != busy_.rend(); ++it) ready_.push_front(*it);
             busy_.clear();
         }
-        if (timeout && open_count_ > 0) expire(StepState::TimedOut);
+        if (timeout && open_count_ > 0) {
+            // Jobs a worker finished and handed back quietly before the
+            // deadline count as done, not as timed out.
+            take_jobs();
+            if (open_count_ > 0) expire(StepState::TimedOut);
+        }
     }
     if (timed) arm_timer(deadline, false);
     finish();

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <future>
+#include <thread>
 
 #include "common/base/log_sink.hpp"
 #include "common/devx/engine.hpp"
@@ -72,6 +73,28 @@ TEST_F(EngineTimeout, HangingModifyTimesOutAlone) {
     EXPECT_EQ(r.cancelled, 1u);
     ASSERT_EQ(lines_.size(), 1u);  // the timeout, logged once with its queue
     EXPECT_NE(lines_[0].find("queue 2"), std::string::npos) << lines_[0];
+}
+
+// Blocking commands only (a resume): the others' jobs come back quietly
+// while one hangs, and the deadline finds them done, not timed out.
+TEST_F(EngineTimeout, HangingModifyOfAResumeTimesOutAlone) {
+    const uint32_t hung = vqs_[2].obj_id();
+    fake_.set_script([hung](const FakeCall& c) {
+        FakeReply r;
+        r.hold = c.op == FakeOp::Modify && c.obj_id == hung;
+        // The others take a firmware's time: they end while the loop sleeps.
+        if (c.op == FakeOp::Modify && !r.hold) std::this_thread::sleep_for(20ms);
+        return r;
+    });
+    Batch b;
+    for (size_t q = 0; q < vqs_.size(); ++q) b.add_resume(vqs_[q], int(q));
+    BatchResult r = eng_->run(std::move(b), kShort);
+    for (size_t q = 0; q < vqs_.size(); ++q) {
+        if (q == 2) continue;
+        EXPECT_TRUE(r.entries[q].ok()) << "queue " << q << ": " << int(r.entries[q].steps[0].state);
+    }
+    EXPECT_EQ(r.entries[2].steps[0].state, StepState::TimedOut);
+    EXPECT_EQ(r.timed_out, 1u);
 }
 
 TEST_F(EngineTimeout, HangingAsyncQueryTimesOutAlone) {
