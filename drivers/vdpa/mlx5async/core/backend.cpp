@@ -69,13 +69,12 @@ private:
 };
 
 Result<Backend> open_emulated(const DeviceConfig& cfg, const std::string& name) {
-    auto prof = emu::parse_spec(cfg.emu_spec);
-    MLX5A_CHECK(prof);
     const std::string device = name + "-emu";
-    MLX5A_CHECK(emu::create_device(device, cfg.emu_spec));
+    MLX5A_CHECK(emu::create_device(device, cfg.emu_spec));  // parses the spec
     Backend b;
     b.api = &emu::api();
-    b.emulator = std::make_unique<Emulated>(device, *prof);  // removes the device on failure
+    // Removes the device on failure.
+    b.emulator = std::make_unique<Emulated>(device, emu::find_device(device)->profile());
     auto c = devx::Context::open(*b.api, device);
     MLX5A_CHECK(c);
     b.ctx = std::move(*c);

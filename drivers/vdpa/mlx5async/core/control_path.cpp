@@ -186,12 +186,7 @@ Result<void> Device::Impl::resume_rings(std::span<const uint16_t> rings, bool vh
         if (vqs[r].needs_recreation() && vqs[r].phase() != VqPhase::Absent) recreate.push_back(r);
     }
     if (!recreate.empty()) MLX5A_CHECK(ensure_objects(recreate, vqs[recreate[0]].size));
-    auto vring_of = [&](uint16_t r) -> const VringConfig* {
-        if (!guest_valid) return nullptr;
-        for (const auto& v : guest.vrings)
-            if (v.index == r) return &v;
-        return nullptr;
-    };
+    auto vring_of = [&](uint16_t r) { return guest_valid ? guest.vring(r) : nullptr; };
     devx::Batch b;
     std::vector<prm::VirtqAttr> sent;  // per entry, what the MODIFY sets
     for (uint16_t r : rings) {

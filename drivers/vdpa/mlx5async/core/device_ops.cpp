@@ -62,9 +62,7 @@ Result<void> Device::configure(const GuestConfig& g) {
     // Group by ring size: objects are created per size.
     std::vector<uint16_t> sizes;
     for (uint16_t r : start) {
-        uint16_t sz = 0;
-        for (const auto& vr : g.vrings)
-            if (vr.index == r) sz = vr.size;
+        const uint16_t sz = g.vring(r)->size;  // `start` holds rings of g
         if (std::find(sizes.begin(), sizes.end(), sz) == sizes.end()) sizes.push_back(sz);
     }
     for (uint16_t sz : sizes) {
@@ -154,10 +152,8 @@ void Device::update_vring(const VringConfig& v) {
     if (!d.guest_valid || v.index >= d.vqs.size()) return;
     Vq& vq = d.vqs[v.index];
     if (vq.phase() == VqPhase::Ready) return;
-    auto it = std::find_if(d.guest.vrings.begin(), d.guest.vrings.end(),
-                           [&](const VringConfig& x) { return x.index == v.index; });
-    if (it == d.guest.vrings.end()) d.guest.vrings.push_back(v);
-    else *it = v;
+    if (VringConfig* known = d.guest.vring(v.index)) *known = v;
+    else d.guest.vrings.push_back(v);
     if (vq.phase() != VqPhase::Absent && vq.size != v.size) d.vqs.mark_for_recreation(vq);
     if (vq.phase() != VqPhase::Absent &&
         (v.last_avail_idx != vq.saved_avail || v.last_used_idx != vq.saved_used))
@@ -189,9 +185,7 @@ Result<void> Device::flush_vring_states(std::vector<RingIndexes>& disabled) {
     for (const Vq& vq : d.vqs) {
         if (vq.unsure) continue;
         if (!vq.enabled && vq.phase() == VqPhase::Ready) stop.push_back(vq.index);
-        const VringConfig* vr = nullptr;
-        for (const auto& v : d.guest.vrings)
-            if (v.index == vq.index) vr = &v;
+        const VringConfig* vr = d.guest.vring(vq.index);
         if (!vq.enabled || !vr || !d.guest_valid || vq.phase() == VqPhase::Ready) continue;
         if (auto ok = validate_vring(*vr, d.mem.current.regions); !ok) {  // never started
             r = first_error(r, ok);
@@ -212,11 +206,8 @@ Result<void> Device::flush_vring_states(std::vector<RingIndexes>& disabled) {
                 d.vqs[s].needs_recreation())
                 absent.push_back(s);
         for (uint16_t s : absent) {
-            for (const auto& vr : d.guest.vrings)
-                if (vr.index == s) {
-                    uint16_t one[] = {s};
-                    MLX5A_CHECK(d.ensure_objects(one, vr.size));
-                }
+            const uint16_t one[] = {s};
+            MLX5A_CHECK(d.ensure_objects(one, d.guest.vring(s)->size));  // started rings have one
         }
         std::vector<uint16_t> fresh, again;  // first start this session / restart
         for (uint16_t s : start) (d.vqs[s].start_from_vhost ? fresh : again).push_back(s);

@@ -33,6 +33,16 @@ struct GuestConfig {
     uint64_t features = 0;  // negotiated virtio features
     std::vector<MemRegion> mem;
     std::vector<VringConfig> vrings;
+
+    // Ring `index`, or null when vhost has not set it up.
+    const VringConfig* vring(uint16_t index) const {
+        for (const VringConfig& v : vrings)
+            if (v.index == index) return &v;
+        return nullptr;
+    }
+    VringConfig* vring(uint16_t index) {
+        return const_cast<VringConfig*>(static_cast<const GuestConfig*>(this)->vring(index));
+    }
 };
 
 // Ring indexes handed back to vhost after a suspend (rte_vhost_set_vring_base).
