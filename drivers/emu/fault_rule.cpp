@@ -24,6 +24,16 @@ Result<uint64_t> number(const std::string& key, std::string_view v, uint64_t max
     return x;
 }
 
+// `key`=`v` into `dst` (an integer or an optional one), at most `max`.
+template <typename T>
+Result<void> read_number(T& dst, const std::string& key, std::string_view v, uint64_t max) {
+    auto n = number(key, v, max);
+    MLX5A_CHECK(n);
+    if constexpr (requires { typename T::value_type; }) dst = typename T::value_type(*n);
+    else dst = T(*n);
+    return {};
+}
+
 Result<uint16_t> opcode_of(std::string_view op) {
     using prm::Opcode;
     if (op == "create") return uint16_t(Opcode::CREATE_GENERAL_OBJECT);
@@ -64,31 +74,21 @@ Result<ParsedFaultRule> parse_fault_rule(std::string_view text) {
             r.match.opcode = *o;
             have_op = true;
         } else if (key == "vq") {
-            auto n = number(key, val, UINT16_MAX);
-            MLX5A_CHECK(n);
-            out.vq = uint16_t(*n);
+            MLX5A_CHECK(read_number(out.vq, key, val, UINT16_MAX));
         } else if (key == "nth") {
-            auto n = number(key, val, UINT32_MAX);
-            MLX5A_CHECK(n);
-            r.match.nth = *n;
+            MLX5A_CHECK(read_number(r.match.nth, key, val, UINT32_MAX));
         } else if (key == "status") {
-            auto n = number(key, val, UINT8_MAX);
-            MLX5A_CHECK(n);
+            MLX5A_CHECK(read_number(r.status, key, val, UINT8_MAX));
             MLX5A_CHECK(action(FaultAction::Fail));
-            r.status = uint8_t(*n);
         } else if (key == "syndrome") {
-            auto n = number(key, val, UINT32_MAX);
-            MLX5A_CHECK(n);
-            r.syndrome = uint32_t(*n);
+            MLX5A_CHECK(read_number(r.syndrome, key, val, UINT32_MAX));
         } else if (key == "delay_us") {
-            auto n = number(key, val, kMaxFaultDelayUs);
-            MLX5A_CHECK(n);
+            uint64_t us = 0;
+            MLX5A_CHECK(read_number(us, key, val, kMaxFaultDelayUs));
             MLX5A_CHECK(action(FaultAction::Delay));
-            r.extra_ns = int64_t(*n) * 1000;
+            r.extra_ns = int64_t(us) * 1000;
         } else if (key == "error_type") {
-            auto n = number(key, val, UINT8_MAX);
-            MLX5A_CHECK(n);
-            out.error_type = uint8_t(*n);
+            MLX5A_CHECK(read_number(out.error_type, key, val, UINT8_MAX));
         } else {
             return fail(Errc::InvalidArgument, "fault rule: unknown word '" + tok + "'");
         }
