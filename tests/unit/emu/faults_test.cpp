@@ -24,6 +24,15 @@ constexpr uint16_t kVirtq = uint16_t(prm::ObjType::VIRTIO_NET_Q);
 
 using Faults = EmuTest;
 
+// Every command on `obj` (nth 0) or only its nth one never answered.
+FaultRule hang_rule(uint32_t obj, uint32_t nth = 0) {
+    FaultRule r;
+    r.match.obj_id = obj;
+    r.match.nth = nth;
+    r.action = FaultAction::Hang;
+    return r;
+}
+
 FaultRule fail_rule(uint8_t status, uint32_t syn) {
     FaultRule r;
     r.action = FaultAction::Fail;
@@ -123,10 +132,7 @@ TEST_F(Faults, DelayHoldsCommandForExtraTime) {
 
 TEST_F(Faults, HangEndsAtDeviceCloseBlockingWithEnxioAsyncFlushed) {
     Vq vq = virtq_in_state(VirtqState::RDY);
-    FaultRule r;
-    r.match.obj_id = vq.id;
-    r.action = FaultAction::Hang;
-    dev_->faults().add(r);
+    dev_->faults().add(hang_rule(vq.id));
     auto* cc = A.create_cmd_comp(ctx_);
     ASSERT_NE(cc, nullptr);
     std::vector<std::byte> in(16);
@@ -167,10 +173,7 @@ TEST_F(Faults, HangEndsAtTheKernelsCommandTimeout) {
     close_all();
     open_device(std::string("cx7,") + kZeroLatency + ",cmd_timeout_ms=50");
     Vq vq = virtq_in_state(VirtqState::RDY);
-    FaultRule r;
-    r.match.obj_id = vq.id;
-    r.match.nth = 1;
-    r.action = FaultAction::Hang;
+    const FaultRule r = hang_rule(vq.id, 1);
     dev_->faults().add(r);
     prm::VirtqAttr s;
     s.state = VirtqState::SUSPEND;
@@ -202,10 +205,7 @@ TEST_F(Faults, DestroyWhileACommandIsInTheKernelIsBusy) {
     close_all();
     open_device(std::string("cx7,") + kZeroLatency + ",cmd_timeout_ms=300");
     Vq vq = virtq_in_state(VirtqState::RDY);
-    FaultRule r;
-    r.match.obj_id = vq.id;
-    r.match.nth = 1;
-    r.action = FaultAction::Hang;
+    const FaultRule r = hang_rule(vq.id, 1);
     dev_->faults().add(r);
     prm::VirtqAttr s;
     s.state = VirtqState::SUSPEND;
