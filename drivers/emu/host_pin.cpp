@@ -1,8 +1,10 @@
 #include "host_pin.hpp"
 
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -20,6 +22,8 @@ struct Vma {
     bool readable = false, writable = false, shared = false;
     uint64_t offset = 0;  // of start in the backing file
     uint64_t inode = 0;   // 0: anonymous
+
+    bool operator==(const Vma&) const = default;
 };
 
 // The mappings overlapping [lo, hi), in address order (/proc/self/maps).
@@ -52,17 +56,25 @@ Unexpected<Error> efault(const std::string& why, uint64_t addr, uint64_t size) {
     return unexpected(Error::sys(EFAULT, "umem registration: " + why + buf));
 }
 
-// Bytes of the file behind a file-backed mapping, or -1 when it cannot be
-// told (map_files needs CAP_SYS_ADMIN): then the range is not checked.
-int64_t backing_file_size(const Vma& v) {
+struct BackingFile {
+    int64_t size = -1;     // bytes; -1: cannot be told
+    bool hugetlb = false;  // hugetlbfs (or a MFD_HUGETLB memfd)
+};
+
+// The file behind a file-backed mapping, as far as it can be told
+// (map_files needs CAP_SYS_ADMIN; without it the range is not checked).
+BackingFile backing_file(const Vma& v) {
     char path[80];
     std::snprintf(path, sizeof path, "/proc/self/map_files/%" PRIx64 "-%" PRIx64, v.start, v.end);
+    BackingFile out;
     int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return -1;
+    if (fd < 0) return out;
     struct stat st {};
-    int rc = ::fstat(fd, &st);
+    if (::fstat(fd, &st) == 0) out.size = int64_t(st.st_size);
+    struct statfs fs {};
+    out.hugetlb = ::fstatfs(fd, &fs) == 0 && fs.f_type == HUGETLBFS_MAGIC;
     ::close(fd);
-    return rc == 0 ? int64_t(st.st_size) : -1;
+    return out;
 }
 
 }  // namespace
@@ -90,6 +102,7 @@ Result<HostPin> HostPin::pin(uint64_t addr, uint64_t size, bool writable) {
     const uint64_t hi = (addr + size + page - 1) & ~(page - 1);
     auto vmas = vmas_over(lo, hi);
     bool all_shared = !vmas.empty();
+    bool hugetlb = false;
     uint64_t cursor = lo;
     for (const Vma& v : vmas) {
         if (v.start > cursor) return efault("a page is not mapped", addr, size);
@@ -98,10 +111,11 @@ Result<HostPin> HostPin::pin(uint64_t addr, uint64_t size, bool writable) {
                           addr, size);
         const uint64_t piece_end = std::min(hi, v.end);
         if (v.inode) {
-            int64_t fsize = backing_file_size(v);
+            BackingFile file = backing_file(v);
             uint64_t file_end = v.offset + (piece_end - v.start);
-            if (fsize >= 0 && file_end > ((uint64_t(fsize) + page - 1) & ~(page - 1)))
+            if (file.size >= 0 && file_end > ((uint64_t(file.size) + page - 1) & ~(page - 1)))
                 return efault("pages past the end of the mapped file", addr, size);
+            hugetlb = hugetlb || file.hugetlb;
         }
         all_shared = all_shared && v.shared;
         cursor = piece_end;
@@ -110,28 +124,32 @@ Result<HostPin> HostPin::pin(uint64_t addr, uint64_t size, bool writable) {
 
     HostPin p;
     p.device_addr_ = addr;
-    if (!all_shared) return p;  // private: used in place
+    // Private mappings (the driver's own buffers) and hugetlbfs, which the
+    // kernel does not duplicate: used in place.
+    if (!all_shared || hugetlb) return p;
     // One reserved range, then each mapping's part duplicated into it.
     void* view = ::mmap(nullptr, hi - lo, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (view == MAP_FAILED) return unexpected(Error::sys(ENOMEM, "umem registration: no address space"));
     p.view_ = view;
     p.view_len_ = hi - lo;
+    bool duplicated = true;
     for (const Vma& v : vmas) {
         const uint64_t a = std::max(lo, v.start), b = std::min(hi, v.end);
         void* dst = static_cast<char*>(view) + (a - lo);
         void* got = ::mremap(reinterpret_cast<void*>(uintptr_t(a)), 0, b - a,
                              MREMAP_MAYMOVE | MREMAP_FIXED, dst);
         if (got == MAP_FAILED) {
-            int err = errno;
-            p.release();
-            // Unmapped since /proc/self/maps was read (vhost replacing a
-            // log): nothing left to pin.
-            if (err == EFAULT) return efault("a page was unmapped during registration", addr, size);
-            // A shared mapping the kernel will not duplicate (hugetlbfs,
-            // VM_DONTEXPAND): used in place, as private memory is.
-            p.device_addr_ = addr;
-            return p;
+            duplicated = false;
+            break;
         }
+    }
+    // The process unmapped or replaced part of the range since its mappings
+    // were read (vhost replacing its log; the freed addresses may already
+    // hold another mapping, even the reserved range): a failed duplicate, or
+    // one of whatever lay there by then. Nothing of the range is pinned.
+    if (!duplicated || vmas_over(lo, hi) != vmas) {
+        p.release();
+        return efault("the range was unmapped or remapped during registration", addr, size);
     }
     p.device_addr_ = uint64_t(uintptr_t(view)) + (addr - lo);
     return p;

@@ -10,8 +10,10 @@
 // Shared mappings (memfd, shm, MAP_SHARED files: what vhost-user hands
 // over) get a view of the emulator's own over the same pages (mremap with
 // old_size 0), so nothing is read or touched at registration, however large.
-// Private mappings (the driver's own buffers) cannot be duplicated: they are
-// used in place, and the registering process keeps them mapped.
+// Private mappings (the driver's own buffers) and hugetlbfs cannot be
+// duplicated: they are used in place, and the registering process keeps
+// them mapped. A range unmapped or replaced while it is being registered is
+// EFAULT, as get_user_pages on a vanished page: never used in place.
 #pragma once
 
 #include <cstddef>

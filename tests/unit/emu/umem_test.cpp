@@ -3,8 +3,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -79,6 +81,45 @@ TEST_F(Umem, SharedMemoryStaysReachableAfterTheProcessUnmapsIt) {
     witness[4096 + 8191] = std::byte{0x3c};
     EXPECT_EQ(device[8191], 0x3c);
     EXPECT_EQ(A.umem_dereg(u), 0);
+}
+
+// vhost replaces its log at every SET_LOG_BASE: a new mapping, then the old
+// one unmapped, its addresses free for the next mmap. A registration racing
+// that either fails (EFAULT) or holds its own view of the file's pages; it
+// never uses a shared range in place, which the device would fault on once
+// the range is unmapped.
+TEST_F(Umem, RegistrationRacingAnUnmapFailsOrHoldsItsOwnView) {
+    Memfd f(8192);
+    std::atomic<uintptr_t> current{uintptr_t(f.map(8192))};
+    std::atomic<bool> done{false};
+    std::thread vhost([&] {
+        while (!done.load()) {
+            void* next = mmap(nullptr, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, f.fd, 0);
+            ASSERT_NE(next, MAP_FAILED);
+            void* old = reinterpret_cast<void*>(current.exchange(uintptr_t(next)));
+            munmap(old, 8192);
+        }
+    });
+    unsigned pinned = 0, refused = 0;
+    for (int i = 0; i < 4000; i++) {
+        auto* u = A.umem_reg(ctx_, reinterpret_cast<void*>(current.load()), 8192, IBV_ACCESS_LOCAL_WRITE);
+        if (!u) {
+            EXPECT_EQ(errno, EFAULT);
+            refused++;
+            continue;
+        }
+        auto info = dev_->umem_info(u->umem_id);
+        ASSERT_TRUE(info);
+        EXPECT_TRUE(info->own_view) << "registration " << i << " uses a shared range in place";
+        pinned++;
+        EXPECT_EQ(A.umem_dereg(u), 0);
+    }
+    done = true;
+    vhost.join();
+    munmap(reinterpret_cast<void*>(current.load()), 8192);
+    f.maps.clear();  // unmapped above, by the thread or here
+    EXPECT_EQ(pinned + refused, 4000u);
+    EXPECT_GT(pinned, 0u);
 }
 
 // The kernel cannot pin pages the process has not mapped, nor pages of a
