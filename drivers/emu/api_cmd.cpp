@@ -75,6 +75,14 @@ int kernel_cq_eqn_check(std::span<const std::byte> in) {
     return comp ? 0 : ENOENT;
 }
 
+// The KLM entries the firmware writes for an indirect mkey (a direct one
+// maps through its umem's MTT, written at CREATE_UMEM).
+uint64_t translation_entries(std::span<const std::byte> in) {
+    if (opcode_of(in) != uint16_t(Opcode::CREATE_MKEY)) return 0;
+    auto a = prm::decode_create_mkey_in(in);
+    return a ? a->klm.size() : 0;
+}
+
 bool is_create_opcode(uint16_t op) {
     switch (Opcode(op)) {
     case Opcode::CREATE_GENERAL_OBJECT:
@@ -159,7 +167,7 @@ mlx5dv_devx_obj* obj_create(ibv_context* c, const void* in, size_t inlen, void* 
     std::memset(out, 0, outlen);
     uint16_t type = opcode_of(i) == uint16_t(Opcode::CREATE_GENERAL_OBJECT) ? obj_type_of(i) : 0;
     uint32_t id = 0;
-    CmdOutcome r = ctx->dev->execute({opcode_of(i), type, 0},
+    CmdOutcome r = ctx->dev->execute({opcode_of(i), type, 0, 0, translation_entries(i)},
                                      [&](bool aborted, const FaultDecision& dec) {
                                          return run_mailbox(*ctx->dev, ctx->id, i, ob, aborted, dec, &id);
                                      });
@@ -231,7 +239,8 @@ mlx5dv_devx_umem* umem_reg(ibv_context* c, void* addr, size_t size, uint32_t acc
         return nullptr;
     }
     uint32_t id = 0;
-    CmdOutcome r = run_resource(*ctx, {uint16_t(Opcode::CREATE_UMEM), 0, 0}, [&](DeviceState& st) {
+    const uint64_t pages = pin->pages();  // pinned, and listed in the umem's MTT
+    CmdOutcome r = run_resource(*ctx, {uint16_t(Opcode::CREATE_UMEM), 0, 0, pages, pages}, [&](DeviceState& st) {
         auto u = st.umems.insert(UmemObj{ctx->id, uint64_t(uintptr_t(addr)), size, access, 0,
                                          std::move(*pin)});
         if (!u) return Result<void>(unexpected(u.error()));
@@ -246,6 +255,7 @@ mlx5dv_devx_umem* umem_reg(ibv_context* c, void* addr, size_t size, uint32_t acc
     h->pub.umem_id = id;
     h->magic = kUmemMagic;
     h->ctx = ctx;
+    h->pages = pages;
     ctx_hold(*ctx);
     return &h->pub;
 }
@@ -255,7 +265,8 @@ int umem_dereg(mlx5dv_devx_umem* u) {
     if (!h) return fail_errno(EINVAL);
     if (ctx_gone(*h->ctx)) return free_handle(h), 0;
     uint32_t id = h->pub.umem_id;
-    CmdOutcome r = run_resource(*h->ctx, {uint16_t(Opcode::DESTROY_UMEM), 0, id}, [&](DeviceState& st) {
+    CmdOutcome r = run_resource(*h->ctx, {uint16_t(Opcode::DESTROY_UMEM), 0, id, h->pages, 0},
+                                [&](DeviceState& st) {
         auto um = st.umems.find(id);
         if (!um) return Result<void>(unexpected(um.error()));
         if (um->refs)

@@ -89,6 +89,7 @@ struct UmemHandle {
     mlx5dv_devx_umem pub;
     uint32_t magic;
     ContextImpl* ctx;
+    uint64_t pages;  // backing pages pinned (the cost of releasing them)
 };
 struct UarHandle {
     mlx5dv_devx_uar pub;

@@ -58,24 +58,40 @@ bool CommandInterface::throttled(uint16_t opcode) {
     }
 }
 
-int64_t CommandInterface::latency_ns(uint16_t opcode) {
+// The command's own time: its fixed latency, plus the pages the kernel pins
+// or unpins for a umem (charged while the command holds its slot).
+int64_t CommandInterface::latency_ns(const CmdDesc& d) {
     const Timing& t = profile_.timing;
     uint32_t us = t.general_us;
-    switch (Opcode(opcode)) {
+    double page_ns = 0;
+    switch (Opcode(d.opcode)) {
     case Opcode::CREATE_GENERAL_OBJECT: us = t.create_us; break;
     case Opcode::MODIFY_GENERAL_OBJECT: us = t.modify_us; break;
     case Opcode::QUERY_GENERAL_OBJECT: us = t.query_us; break;
     case Opcode::DESTROY_GENERAL_OBJECT: us = t.destroy_us; break;
-    case Opcode::CREATE_UMEM:
-    case Opcode::DESTROY_UMEM: us = t.umem_us; break;
+    case Opcode::CREATE_UMEM: us = t.umem_us, page_ns = t.pin_ns; break;
+    case Opcode::DESTROY_UMEM: us = t.umem_us, page_ns = t.unpin_ns; break;
+    case Opcode::CREATE_MKEY:
+    case Opcode::DESTROY_MKEY: us = t.mkey_us; break;
     default: break;
     }
-    double ns = double(us) * 1000.0;
+    double ns = double(us) * 1000.0 + double(d.pages) * page_ns;
     if (t.jitter_pct) {
         std::uniform_real_distribution<double> u(-1.0, 1.0);
         ns *= 1.0 + u(rng_) * double(t.jitter_pct) / 100.0;
     }
     return int64_t(ns);
+}
+
+// Under mu_: when a command started at start_ns completes. Its translation
+// entries are written after its own time, on the lane free first.
+int64_t CommandInterface::due_ns(const CmdDesc& d, int64_t start_ns, int64_t extra_ns) {
+    int64_t due = start_ns + latency_ns(d) + extra_ns;
+    if (d.entries == 0 || profile_.timing.mtt_lanes == 0) return due;
+    if (lane_free_ns_.size() != profile_.timing.mtt_lanes) lane_free_ns_.assign(profile_.timing.mtt_lanes, 0);
+    int64_t& lane = *std::min_element(lane_free_ns_.begin(), lane_free_ns_.end());
+    lane = std::max(due, lane) + int64_t(d.entries) * int64_t(profile_.timing.mtt_ns);
+    return lane;
 }
 
 // Under mu_. Counts the command and stamps it; the caller handles the token.
@@ -111,8 +127,8 @@ void CommandInterface::grant_slots(bool* wake_fw) {
         p->started = true;
         p->tr.start_ns = clock_.now_ns();
         // A hung command is answered by nobody: the kernel's timeout ends it.
-        p->due = p->tr.start_ns + (p->timing.hang ? int64_t(profile_.timing.cmd_timeout_ms) * 1'000'000
-                                                  : latency_ns(p->desc.opcode) + p->timing.extra_ns);
+        p->due = p->timing.hang ? p->tr.start_ns + int64_t(profile_.timing.cmd_timeout_ms) * 1'000'000
+                                : due_ns(p->desc, p->tr.start_ns, p->timing.extra_ns);
         running_.push_back(p.get());
         granted = true;
         // Only a due time earlier than the firmware thread's sleep target

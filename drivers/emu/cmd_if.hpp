@@ -30,6 +30,11 @@ struct CmdDesc {
     uint16_t opcode = 0;
     uint16_t obj_type = 0;
     uint32_t obj_id = 0;
+    // Work whose cost scales (memory registration): backing pages the
+    // kernel pins or unpins for a umem, translation entries the firmware
+    // writes (a umem's MTT, an indirect mkey's KLM).
+    uint64_t pages = 0;
+    uint64_t entries = 0;
 };
 
 // What the call returns: err is an errno the API returns (0, ENXIO ...);
@@ -86,7 +91,8 @@ private:
     struct Pending;
     using PendingPtr = std::shared_ptr<Pending>;
 
-    int64_t latency_ns(uint16_t opcode);
+    int64_t latency_ns(const CmdDesc& d);
+    int64_t due_ns(const CmdDesc& d, int64_t start_ns, int64_t extra_ns);
     PendingPtr admit(const CmdDesc& d, CmdTiming t, CmdFn fn, bool async);
     void grant_slots(bool* wake_fw = nullptr);
     bool reached(const Pending& p) const;
@@ -105,6 +111,9 @@ private:
     // Due time the firmware thread sleeps towards (kNever: untimed); kFwAwake
     // while it runs: it rescans before sleeping, so a new command need not wake it.
     int64_t fw_sleep_due_ = kNever;
+    // When each translation lane (Timing::mtt_lanes) is free again: the
+    // firmware writes the MTT/KLM of at most that many commands at once.
+    std::vector<int64_t> lane_free_ns_;
     uint32_t free_slots_;
     uint32_t throttle_free_;
     uint32_t inflight_ = 0;

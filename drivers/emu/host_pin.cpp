@@ -59,6 +59,7 @@ Unexpected<Error> efault(const std::string& why, uint64_t addr, uint64_t size) {
 struct BackingFile {
     int64_t size = -1;     // bytes; -1: cannot be told
     bool hugetlb = false;  // hugetlbfs (or a MFD_HUGETLB memfd)
+    uint64_t page = 0;     // hugetlbfs: its page size (st_blksize)
 };
 
 // The file behind a file-backed mapping, as far as it can be told
@@ -73,6 +74,7 @@ BackingFile backing_file(const Vma& v) {
     if (::fstat(fd, &st) == 0) out.size = int64_t(st.st_size);
     struct statfs fs {};
     out.hugetlb = ::fstatfs(fd, &fs) == 0 && fs.f_type == HUGETLBFS_MAGIC;
+    if (out.hugetlb) out.page = uint64_t(st.st_blksize);
     ::close(fd);
     return out;
 }
@@ -83,6 +85,7 @@ HostPin& HostPin::operator=(HostPin&& o) noexcept {
     if (this != &o) {
         release();
         device_addr_ = std::exchange(o.device_addr_, 0);
+        pages_ = std::exchange(o.pages_, 0);
         view_ = std::exchange(o.view_, nullptr);
         view_len_ = std::exchange(o.view_len_, 0);
     }
@@ -103,6 +106,7 @@ Result<HostPin> HostPin::pin(uint64_t addr, uint64_t size, bool writable) {
     auto vmas = vmas_over(lo, hi);
     bool all_shared = !vmas.empty();
     bool hugetlb = false;
+    uint64_t pin_page = 0;  // the page size every part is backed by at least (the MTT's)
     uint64_t cursor = lo;
     for (const Vma& v : vmas) {
         if (v.start > cursor) return efault("a page is not mapped", addr, size);
@@ -116,6 +120,10 @@ Result<HostPin> HostPin::pin(uint64_t addr, uint64_t size, bool writable) {
             if (file.size >= 0 && file_end > ((uint64_t(file.size) + page - 1) & ~(page - 1)))
                 return efault("pages past the end of the mapped file", addr, size);
             hugetlb = hugetlb || file.hugetlb;
+            const uint64_t part_page = file.hugetlb && file.page ? file.page : page;
+            pin_page = pin_page ? std::min(pin_page, part_page) : part_page;
+        } else {
+            pin_page = page;
         }
         all_shared = all_shared && v.shared;
         cursor = piece_end;
@@ -124,6 +132,8 @@ Result<HostPin> HostPin::pin(uint64_t addr, uint64_t size, bool writable) {
 
     HostPin p;
     p.device_addr_ = addr;
+    if (!pin_page) pin_page = page;
+    p.pages_ = (hi - lo + pin_page - 1) / pin_page;
     // Private mappings (the driver's own buffers) and hugetlbfs, which the
     // kernel does not duplicate: used in place.
     if (!all_shared || hugetlb) return p;

@@ -40,6 +40,9 @@ public:
     uint64_t device_addr() const { return device_addr_; }
     // Whether the device holds its own view (false: used in place).
     bool own_view() const { return view_ != nullptr; }
+    // Pages of the backing page size the range spans (what the kernel pins
+    // and what the umem's MTT lists): huge pages for hugetlbfs, else 4 KiB.
+    uint64_t pages() const { return pages_; }
 
 private:
     void release() noexcept;
@@ -47,6 +50,7 @@ private:
     uint64_t device_addr_ = 0;
     void* view_ = nullptr;  // the emulator's mapping (page-aligned), or null
     size_t view_len_ = 0;
+    uint64_t pages_ = 0;
 };
 
 }  // namespace mlx5async::emu

@@ -81,6 +81,9 @@ Result<void> apply_key(Profile& p, std::string_view k, std::string_view v) {
         {"jitter_pct", &p.timing.jitter_pct, 100},      {"max_inflight", &p.max_inflight, 1024},
         {"cmd_slots", &p.cmd_slots, 1024},              {"max_virtqs", &p.virtio.max_num_virtio_queues, 4096},
         {"cmd_timeout_ms", &p.timing.cmd_timeout_ms, 3'600'000},
+        {"pin_ns", &p.timing.pin_ns, 1'000'000},         {"unpin_ns", &p.timing.unpin_ns, 1'000'000},
+        {"mtt_ns", &p.timing.mtt_ns, 1'000'000},         {"mtt_lanes", &p.timing.mtt_lanes, 1024},
+        {"mkey_us", &p.timing.mkey_us, 10'000'000},
     };
     for (const auto& key : keys)
         if (k == key.name) return set_u32(*key.dst, k, v, key.max);

@@ -19,8 +19,14 @@ struct Timing {
     uint32_t modify_us = 500;   // MODIFY_GENERAL_OBJECT: 32 x 0.5 ms = 16 ms resume
     uint32_t query_us = 656;    // QUERY_GENERAL_OBJECT: 32 x (0.5 + 0.656) = 37 ms suspend
     uint32_t destroy_us = 400;  // DESTROY_GENERAL_OBJECT (estimate)
-    uint32_t umem_us = 150;     // CREATE_UMEM / DESTROY_UMEM (estimate: page pinning)
+    uint32_t umem_us = 150;     // CREATE_UMEM / DESTROY_UMEM, fixed part (estimate)
     uint32_t general_us = 50;   // QUERY_HCA_CAP, PD, UAR, VAR (estimate)
+    // Memory registration (doc/emulator.md, "Memory registration"):
+    uint32_t pin_ns = 25;       // per backing page pinned by umem_reg (estimate)
+    uint32_t unpin_ns = 10;     // per backing page released by umem_dereg (estimate)
+    uint32_t mtt_ns = 12;       // per MTT/KLM entry the firmware writes (calibrated)
+    uint32_t mtt_lanes = 4;     // translation-writing commands the firmware runs at once (estimate)
+    uint32_t mkey_us = 40;      // CREATE_MKEY / DESTROY_MKEY, fixed part (estimate)
     // A command the firmware never answers fails after this, as mlx5_core's
     // command timeout (MLX5_CMD_TIMEOUT_MSEC, 60 s) fails it with ETIMEDOUT.
     uint32_t cmd_timeout_ms = 60'000;
@@ -44,7 +50,8 @@ struct Profile {
 Result<Profile> builtin_profile(std::string_view name);
 
 // "profile[,key=value...]". Keys: modify_us query_us create_us destroy_us
-// umem_us general_us cmd_timeout_ms jitter_pct max_inflight cmd_slots max_virtqs
+// umem_us general_us pin_ns unpin_ns mtt_ns mtt_lanes mkey_us cmd_timeout_ms
+// jitter_pct max_inflight cmd_slots max_virtqs
 // freeze_to_rdy clock=steady|manual seed. Unknown keys and bad values are
 // InvalidArgument.
 Result<Profile> parse_spec(std::string_view spec);

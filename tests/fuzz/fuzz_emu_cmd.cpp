@@ -22,7 +22,7 @@ namespace emu = mlx5async::emu;
 namespace {
 
 constexpr const char* kSpec =
-    "cx7,create_us=0,modify_us=0,query_us=0,destroy_us=0,umem_us=0,general_us=0,"
+    "cx7,create_us=0,modify_us=0,query_us=0,destroy_us=0,umem_us=0,general_us=0,pin_ns=0,unpin_ns=0,mtt_ns=0,mkey_us=0,"
     "cmd_timeout_ms=200";
 constexpr size_t kMaxOut = 16 + 4096;  // QUERY_HCA_CAP is the largest output
 constexpr size_t kMaxRecords = 64;

@@ -109,6 +109,15 @@ Command Command::general(const Context& ctx, std::vector<std::byte> in, size_t o
     return on_ctx(CmdKind::General, ctx, std::move(in), outlen, queue);
 }
 
+Command Command::reg_umem(const Context& ctx, void* addr, size_t size, uint32_t access, int queue) {
+    Command c = on_ctx(CmdKind::RegUmem, ctx, {}, 0, queue);
+    c.opcode = op(prm::Opcode::CREATE_UMEM);
+    c.umem_addr = addr;
+    c.umem_size = size;
+    c.umem_access = access;
+    return c;
+}
+
 size_t Batch::add(Entry e) {
     entries_.push_back(std::move(e));
     return entries_.size() - 1;

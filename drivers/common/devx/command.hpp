@@ -20,7 +20,9 @@ namespace mlx5async::devx {
 
 // How a command reaches the device. Only QUERY has an asynchronous form in
 // rdma-core (mlx5dv_devx_obj_query_async); the others are blocking ioctls.
-enum class CmdKind : uint8_t { Create, Modify, Query, Destroy, General };
+// RegUmem is mlx5dv_devx_umem_reg: the kernel pins the pages, then issues
+// CREATE_UMEM with their MTT (a blocking ioctl like the others).
+enum class CmdKind : uint8_t { Create, Modify, Query, Destroy, General, RegUmem };
 
 // What the engine should decode from a successful output.
 enum class Decode : uint8_t { Raw, Virtq };
@@ -39,6 +41,10 @@ struct Command {
     const DevxApi* api = nullptr;    // to wrap a created object
     std::vector<std::byte> in;
     size_t outlen = 0;
+    // RegUmem: the host range and its access flags (nothing in `in`).
+    void* umem_addr = nullptr;
+    size_t umem_size = 0;
+    uint32_t umem_access = 0;
 
     // Virtq commands (VIRTIO_NET_Q general object).
     static Result<Command> create_virtq(const Context& ctx, const prm::VirtqAttr& attr,
@@ -60,6 +66,10 @@ struct Command {
     // Any PRM command through mlx5dv_devx_general_cmd (QUERY_HCA_CAP ...).
     static Command general(const Context& ctx, std::vector<std::byte> in, size_t outlen,
                            int queue = -1);
+    // Registers [addr, addr + size) as it is (Umem::reg_existing); the
+    // StepResult holds the umem. The memory must outlive it.
+    static Command reg_umem(const Context& ctx, void* addr, size_t size,
+                            uint32_t access = IBV_ACCESS_LOCAL_WRITE, int queue = -1);
 };
 
 // A chain of steps on one queue: step k+1 is issued only after step k
@@ -109,6 +119,7 @@ struct StepResult {
     std::optional<prm::VirtqAttr> virtq;  // Decode::Virtq: state, hw indexes ...
     std::vector<std::byte> out;           // raw output (every kind)
     DevxObj obj;  // Create: the new object; Destroy that did not happen: the object back
+    Umem umem;    // RegUmem: the registered umem
 
     bool ok() const noexcept { return state == StepState::Done; }
     // The failure as an Error (Firmware, System, Timeout, Cancelled).

@@ -13,7 +13,7 @@ int pos_errno(int r) noexcept { return r < 0 ? -r : r; }
 
 // Every PRM output starts with status(8) reserved(24) syndrome(32).
 bool has_status(const Command& c, const Outcome& o) noexcept {
-    return c.kind != CmdKind::Destroy && o.out.size() >= 8;
+    return c.kind != CmdKind::Destroy && c.kind != CmdKind::RegUmem && o.out.size() >= 8;
 }
 
 }  // namespace
@@ -40,6 +40,10 @@ void execute_blocking(Command& c, Outcome& o) noexcept {
         break;
     case CmdKind::General:
         o.ret = pos_errno(api.general_cmd(c.ctx, c.in.data(), c.in.size(), o.out.data(), o.out.size()));
+        break;
+    case CmdKind::RegUmem:
+        o.umem = api.umem_reg(c.ctx, c.umem_addr, c.umem_size, c.umem_access);
+        o.ret = o.umem ? 0 : (errno ? errno : EIO);
         break;
     }
     o.completed = Clock::now();
@@ -91,6 +95,11 @@ StepResult finish_step(Command&& c, Outcome&& o) {
         o.created = nullptr;
     }
     if (ok && c.kind == CmdKind::Destroy) (void)r.obj.release();  // gone in the device
+    if (ok && c.kind == CmdKind::RegUmem) {
+        r.umem = Umem::adopt(c.api, o.umem, c.umem_addr, c.umem_size);
+        r.obj_id = o.umem->umem_id;
+        o.umem = nullptr;
+    }
     if (ok && c.decode == Decode::Virtq) {
         auto a = prm::decode_query_virtq_out(o.out, c.obj_id, c.queue);
         if (a) {
@@ -109,6 +118,11 @@ StepResult finish_step(Command&& c, Outcome&& o) {
 }
 
 void discard_outcome(const Command& c, Outcome& o) noexcept {
+    if (o.umem) {  // registered after its batch gave up: released, not leaked
+        if (int e = pos_errno(c.api->umem_dereg(o.umem)); e != 0)
+            logf(LogLevel::Error, "devx: deregistering a late umem failed: errno %d", e);
+        o.umem = nullptr;
+    }
     if (!o.created) return;
     // A create that completed after its batch gave up (or reported a failure
     // status with an object anyway): destroy it rather than leak it.

@@ -20,6 +20,7 @@ struct Outcome {
     int ret = 0;  // 0 or positive errno of the call
     std::vector<std::byte> out;
     mlx5dv_devx_obj* created = nullptr;
+    mlx5dv_devx_umem* umem = nullptr;  // RegUmem
     Clock::time_point issued{}, completed{};
 };
 

@@ -198,6 +198,15 @@ Result<Umem> Umem::reg_existing(const Context& ctx, void* addr, size_t size, uin
     return out;
 }
 
+Umem Umem::adopt(const DevxApi* api, mlx5dv_devx_umem* umem, void* addr, size_t size) noexcept {
+    Umem out;
+    out.api_ = api;
+    out.umem_ = umem;
+    out.ext_ = static_cast<std::byte*>(addr);
+    out.size_ = size;
+    return out;
+}
+
 void Umem::reset() noexcept {
     if (umem_) {
         if (int r = api_->umem_dereg(umem_); r != 0)

@@ -110,6 +110,9 @@ public:
     // per vhost region over host_user_addr); the memory must outlive the Umem.
     static Result<Umem> reg_existing(const Context& ctx, void* addr, size_t size,
                                      uint32_t access = IBV_ACCESS_LOCAL_WRITE);
+    // Takes a umem registered over [addr, addr + size) elsewhere (the engine's
+    // RegUmem step).
+    static Umem adopt(const DevxApi* api, mlx5dv_devx_umem* umem, void* addr, size_t size) noexcept;
 
     mlx5dv_devx_umem* get() const noexcept { return umem_; }
     uint32_t id() const noexcept { return umem_ ? umem_->umem_id : 0; }

@@ -1,6 +1,7 @@
 #include "vhost_guest.hpp"
 
 #include <rte_vhost.h>
+#include <sys/stat.h>
 
 #include "common/base/steady_clock.hpp"
 
@@ -76,7 +77,14 @@ Result<core::GuestConfig> read_guest_config(int vid) {
     MLX5A_CHECK(mem);
     for (uint32_t i = 0; i < (*mem)->nregions; i++) {
         const auto& r = (*mem)->regions[i];
-        g.mem.push_back({r.guest_phys_addr, r.size, r.host_user_addr});
+        core::MemRegion m{r.guest_phys_addr, r.size, r.host_user_addr};
+        struct stat st {};
+        if (r.fd >= 0 && ::fstat(r.fd, &st) == 0) {
+            m.file_dev = uint64_t(st.st_dev);
+            m.file_ino = uint64_t(st.st_ino);
+        }
+        m.file_offset = r.host_user_addr - uint64_t(uintptr_t(r.mmap_addr));  // vhost maps from offset 0
+        g.mem.push_back(m);
     }
     uint16_t n = rte_vhost_get_vring_num(vid);
     for (uint16_t i = 0; i < n; i++) {

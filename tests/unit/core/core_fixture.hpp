@@ -19,7 +19,7 @@
 namespace mlx5async::core::testing_support {
 
 inline constexpr const char* kFast =
-    ",modify_us=0,query_us=0,create_us=0,destroy_us=0,umem_us=0,general_us=0";
+    ",modify_us=0,query_us=0,create_us=0,destroy_us=0,umem_us=0,general_us=0,pin_ns=0,unpin_ns=0,mtt_ns=0,mkey_us=0";
 
 // Guest RAM: the virtqs' mkey makes it reachable by the emulated datapath,
 // so it must be real memory (1 GiB reserved, pages appear when touched).

@@ -271,7 +271,7 @@ TEST_F(DeviceCore, HostileMemoryTablesAreRefusedAndTheNextOneServed) {
     } cases[] = {
         {{{0, 64 << 20, ram}, {(64 << 20) - 4096, 64 << 20, ram + (128 << 20)}},
          "region 1 [gpa 0x3fff000, +0x4000000) at 0x"},
-        {{{0, 64 << 20, ram}, {1ull << 60, 64 << 20, ram + (128 << 20)}}, "KLM entries of at most 2 GiB"},
+        {{{0, 64 << 20, ram}, {1ull << 60, 64 << 20, ram + (128 << 20)}}, "KLM entries (1 GiB chunks"},
         {{{0x1000, 0x1800, ram}}, "is not 4 KiB aligned"},
         {{{~0ull - 0xfff, 0x2000, ram}}, "wraps around"},
     };

@@ -25,7 +25,7 @@
 namespace mlx5async::emu::test {
 
 inline constexpr const char* kZeroLatency =
-    "create_us=0,modify_us=0,query_us=0,destroy_us=0,umem_us=0,general_us=0";
+    "create_us=0,modify_us=0,query_us=0,destroy_us=0,umem_us=0,general_us=0,pin_ns=0,unpin_ns=0,mtt_ns=0,mkey_us=0";
 
 // What a command returned: errno-style rc and the PRM status in out.
 struct CmdRet {

@@ -12,6 +12,12 @@ struct MemRegion {
     uint64_t guest_phys_addr = 0;
     uint64_t size = 0;
     uint64_t host_addr = 0;  // where the region is mapped here (host_user_addr)
+    // The file behind the mapping (st_dev, st_ino; 0 when unknown) and the
+    // region's offset in it: the same GPA, size and host address over
+    // another file (a frontend that reconnected) is other memory.
+    uint64_t file_dev = 0;
+    uint64_t file_ino = 0;
+    uint64_t file_offset = 0;
 };
 
 // One vring as vhost hands it over. Addresses are guest physical (the

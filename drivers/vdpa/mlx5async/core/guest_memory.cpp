@@ -25,7 +25,8 @@ void add_klm(std::vector<prm::KlmEntry>& klm, uint32_t mkey, uint64_t gpa, uint6
 bool same_regions(const std::vector<MemRegion>& a, const std::vector<MemRegion>& b) {
     return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const MemRegion& x, const MemRegion& y) {
         return x.guest_phys_addr == y.guest_phys_addr && x.size == y.size &&
-               x.host_addr == y.host_addr;
+               x.host_addr == y.host_addr && x.file_dev == y.file_dev && x.file_ino == y.file_ino &&
+               x.file_offset == y.file_offset;
     });
 }
 
@@ -38,6 +39,16 @@ bool has_holes(const std::vector<MemRegion>& r) {
 constexpr uint64_t kPage = 4096;
 
 uint64_t klm_entries(uint64_t bytes) { return (bytes + kMaxKlmBytes - 1) / kMaxKlmBytes; }
+
+// The pieces of a region: of at most kMemChunkBytes, in GPA order.
+std::vector<MemChunk> chunks_of(const std::vector<MemRegion>& t) {
+    std::vector<MemChunk> out;
+    for (size_t i = 0; i < t.size(); i++)
+        for (uint64_t off = 0; off < t[i].size; off += kMemChunkBytes)
+            out.push_back({i, t[i].guest_phys_addr + off, t[i].host_addr + off,
+                           std::min(kMemChunkBytes, t[i].size - off)});
+    return out;
+}
 
 std::string region_text(size_t i, const MemRegion& r) {
     char b[120];
@@ -68,10 +79,11 @@ Result<void> validate_table(const std::vector<MemRegion>& t) {
                 return refuse(region_text(i, r) + " overlaps " + region_text(i - 1, p));
             entries += klm_entries(r.guest_phys_addr - prev_end);  // the hole before it
         }
-        entries += klm_entries(r.size);
+        entries += (r.size + kMemChunkBytes - 1) / kMemChunkBytes;  // one per chunk
         if (entries > kMaxKlmEntries)
             return refuse("regions and holes up to " + region_text(i, r) + " need " +
-                          std::to_string(entries) + " KLM entries of at most 2 GiB; an mkey takes " +
+                          std::to_string(entries) +
+                          " KLM entries (1 GiB chunks, holes in 2 GiB pieces); an mkey takes " +
                           std::to_string(kMaxKlmEntries));
     }
     return {};
@@ -160,7 +172,34 @@ Result<uint32_t> Device::Impl::null_mkey() {
     return mem.null_mkey;
 }
 
-// Umems, then one batch of direct mkeys, then the indirect mkey over them.
+namespace {
+
+std::string chunk_text(const std::vector<MemRegion>& t, const MemChunk& c) {
+    char b[80];
+    std::snprintf(b, sizeof b, ": chunk [gpa 0x%llx, +0x%llx)", static_cast<unsigned long long>(c.gpa),
+                  static_cast<unsigned long long>(c.size));
+    return "guest memory " + region_text(c.region, t[c.region]) + b;
+}
+
+// The first failed step of a batch, as an Error naming its chunk and what failed.
+Result<void> first_chunk_failure(const devx::BatchResult& res, const std::vector<MemRegion>& t,
+                                 const std::vector<MemChunk>& chunks, const char* what) {
+    for (size_t i = 0; i < res.entries.size(); i++) {
+        const auto& s = res.entries[i].steps.at(0);
+        if (s.ok()) continue;
+        Error e = s.error();
+        e.what = chunk_text(t, chunks[i]) + ": " + what + ": " + e.what;
+        return unexpected(std::move(e));
+    }
+    return {};
+}
+
+}  // namespace
+
+// The chunks' umems in one batch (each a blocking registration, run in
+// parallel by the engine's workers), then their direct mkeys in one batch,
+// then the indirect mkey over them. Any failure releases everything made
+// (the MemRegistration and the BatchResults own it) and names the chunk.
 Result<MemRegistration> Device::Impl::register_memory(std::vector<MemRegion> regions) {
     MemRegistration reg;
     reg.regions = std::move(regions);
@@ -170,38 +209,45 @@ Result<MemRegistration> Device::Impl::register_memory(std::vector<MemRegion> reg
         MLX5A_CHECK(n);
         hole = *n;
     }
-    devx::Batch b;
+    const std::vector<MemChunk> chunks = chunks_of(reg.regions);
+    devx::Batch ub;
+    for (const MemChunk& c : chunks)
+        ub.add(devx::Command::reg_umem(ctx, reinterpret_cast<void*>(uintptr_t(c.host)), c.size));
+    auto ures = run(std::move(ub), BatchKind::Memory, nullptr);
+    for (auto& e : ures.entries)
+        if (e.ok()) reg.umems.push_back(std::move(e.steps[0].umem));
+    MLX5A_CHECK(first_chunk_failure(ures, reg.regions, chunks, "umem registration"));
+    devx::Batch mb;
     std::vector<prm::MkeyAttr> attrs;
-    for (const MemRegion& r : reg.regions) {
-        auto u = devx::Umem::reg_existing(ctx, reinterpret_cast<void*>(uintptr_t(r.host_addr)),
-                                          r.size);
-        MLX5A_CHECK(u);
-        reg.umems.push_back(std::move(*u));
-        attrs.push_back(prm::direct_mkey_attr(reg.umems.back().id(), 0, r.guest_phys_addr, r.size,
+    for (size_t i = 0; i < chunks.size(); i++) {
+        attrs.push_back(prm::direct_mkey_attr(reg.umems[i].id(), 0, chunks[i].gpa, chunks[i].size,
                                               pd.pdn()));
         auto in = prm::encode_create_mkey(attrs.back());
         MLX5A_CHECK(in);
-        b.add(devx::Command::create_obj(ctx, std::move(*in), prm::kCreateMkeyOutBytes));
+        mb.add(devx::Command::create_obj(ctx, std::move(*in), prm::kCreateMkeyOutBytes));
     }
-    auto res = run(std::move(b), BatchKind::Memory, nullptr);
+    auto mres = run(std::move(mb), BatchKind::Memory, nullptr);
+    for (auto& e : mres.entries)
+        if (e.ok()) reg.direct.push_back(std::move(e.steps[0].obj));
+    MLX5A_CHECK(first_chunk_failure(mres, reg.regions, chunks, "direct mkey"));
     std::vector<prm::KlmEntry> klm;
-    for (size_t i = 0; i < res.entries.size(); i++) {
-        auto& s = res.entries[i].steps.at(0);
-        if (!s.ok()) return unexpected(s.error());
-        auto idx = prm::decode_create_mkey_out(s.out);
+    for (size_t i = 0; i < chunks.size(); i++) {
+        auto idx = prm::decode_create_mkey_out(mres.entries[i].steps[0].out);
         MLX5A_CHECK(idx);
-        reg.direct.push_back(std::move(s.obj));
-        const MemRegion& r = reg.regions[i];
         if (i > 0) {
-            uint64_t prev_end = reg.regions[i - 1].guest_phys_addr + reg.regions[i - 1].size;
-            add_klm(klm, hole, prev_end, r.guest_phys_addr - prev_end);
+            const uint64_t prev_end = chunks[i - 1].gpa + chunks[i - 1].size;
+            add_klm(klm, hole, prev_end, chunks[i].gpa - prev_end);  // a hole between regions
         }
-        add_klm(klm, prm::mkey_value(*idx, attrs[i].mkey_7_0), r.guest_phys_addr, r.size);
+        klm.push_back({uint32_t(chunks[i].size), prm::mkey_value(*idx, attrs[i].mkey_7_0), chunks[i].gpa});
     }
     auto mk = create_mkey(prm::indirect_mkey_attr(reg.regions.front().guest_phys_addr,
                                                   std::move(klm), pd.pdn()),
                           reg.indirect, BatchKind::Memory);
-    MLX5A_CHECK(mk);
+    if (!mk) {
+        Error e = mk.error();
+        e.what = "guest memory: indirect mkey over " + std::to_string(chunks.size()) + " chunks: " + e.what;
+        return unexpected(std::move(e));
+    }
     reg.mkey = *mk;
     mem.registrations++;
     return reg;

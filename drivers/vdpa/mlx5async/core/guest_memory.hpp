@@ -60,6 +60,15 @@ struct GuestMemory {
     uint64_t registrations = 0;            // how many times a table was registered
 };
 
+// Guest memory reaches the device in chunks of at most 1 GiB (as Linux's
+// vdpa/mlx5 since 6.12): a umem and a direct mkey each, registered in
+// parallel, one KLM entry each in the indirect mkey.
+inline constexpr uint64_t kMemChunkBytes = 1ull << 30;
+struct MemChunk {
+    size_t region = 0;  // index in the sorted table
+    uint64_t gpa = 0, host = 0, size = 0;
+};
+
 // The regions in GPA order (what registration and comparison use).
 std::vector<MemRegion> sorted_regions(std::vector<MemRegion> regions);
 
