@@ -44,5 +44,6 @@ private:
 void register_suspend_resume();
 void register_engine_overhead();
 void register_floor();
+void register_destination();
 
 }  // namespace mlx5async::bench

@@ -18,9 +18,13 @@ int main(int argc, char** argv) {
     // thread, the sequential caller), keeps the model's latencies as
     // configured, for all strategies alike.
     ::prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+#ifdef MLX5A_BENCH_DESTINATION
+    bench::register_destination();
+#else
     bench::register_suspend_resume();
     bench::register_engine_overhead();
     bench::register_floor();
+#endif
     benchmark::AddCustomContext("profile", bench::profile_spec());
     benchmark::AddCustomContext("git_revision", MLX5A_GIT_REVISION);
     // The CPUs the process may run on (MLX5A_BENCH_CPUS pins it): the

@@ -2,11 +2,13 @@
 
 #include <fcntl.h>
 #include <linux/magic.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
@@ -26,9 +28,50 @@ struct Vma {
     bool operator==(const Vma&) const = default;
 };
 
-// The mappings overlapping [lo, hi), in address order (/proc/self/maps).
+// PROCMAP_QUERY (Linux 6.11, uapi linux/fs.h; Debian 12's headers predate
+// it): one mapping per ioctl on /proc/self/maps, found by address, instead
+// of the whole text, which grows with every view a registration holds.
+struct ProcmapQuery {
+    uint64_t size, query_flags, query_addr;
+    uint64_t vma_start, vma_end, vma_flags, vma_page_size, vma_offset, inode;
+    uint32_t dev_major, dev_minor, vma_name_size, build_id_size;
+    uint64_t vma_name_addr, build_id_addr;
+};
+static_assert(sizeof(ProcmapQuery) == 104);
+constexpr unsigned long kProcmapQuery = 0xC0686611;  // _IOWR('f', 17, struct procmap_query)
+constexpr uint64_t kQueryCoveringOrNext = 0x10;
+constexpr uint64_t kVmaReadable = 0x1, kVmaWritable = 0x2, kVmaShared = 0x8;
+
+// The mappings overlapping [lo, hi) through PROCMAP_QUERY; false when the
+// kernel has no such ioctl.
+bool query_vmas(uint64_t lo, uint64_t hi, std::vector<Vma>& out) {
+    static const int fd = ::open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    static std::atomic<bool> unsupported{fd < 0};
+    if (unsupported.load(std::memory_order_relaxed)) return false;
+    for (uint64_t at = lo; at < hi;) {
+        ProcmapQuery q{};
+        q.size = sizeof q;
+        q.query_flags = kQueryCoveringOrNext;
+        q.query_addr = at;
+        if (::ioctl(fd, kProcmapQuery, &q) != 0) {
+            if (errno == ENOENT) break;  // nothing mapped at or above `at`
+            unsupported = true;
+            out.clear();
+            return false;
+        }
+        if (q.vma_start >= hi) break;
+        out.push_back({q.vma_start, q.vma_end, (q.vma_flags & kVmaReadable) != 0,
+                       (q.vma_flags & kVmaWritable) != 0, (q.vma_flags & kVmaShared) != 0,
+                       q.vma_offset, q.inode});
+        at = q.vma_end;
+    }
+    return true;
+}
+
+// The mappings overlapping [lo, hi), in address order.
 std::vector<Vma> vmas_over(uint64_t lo, uint64_t hi) {
     std::vector<Vma> out;
+    if (query_vmas(lo, hi, out)) return out;
     FILE* f = std::fopen("/proc/self/maps", "re");
     if (!f) return out;
     char line[512];

@@ -10,8 +10,15 @@
 
 namespace mlx5async::core {
 devx::BatchResult Device::Impl::run(devx::Batch&& b, BatchKind kind, OpTiming* t) {
+    // timeout_ms bounds one wave of commands; guest memory comes as a batch
+    // per chunk kind (1 TiB: 1024 umems), so it gets that per wave it needs.
+    uint64_t waves = 1;
+    if (kind == BatchKind::Memory) {
+        const uint64_t width = cfg.strategy == Strategy::Sequential ? 1 : std::max<uint32_t>(1, cfg.max_inflight);
+        waves = std::max<uint64_t>(1, (b.size() + width - 1) / width);
+    }
     uint64_t t0 = steady_ns();
-    devx::BatchResult r = engine->run(std::move(b), std::chrono::milliseconds(cfg.timeout_ms));
+    devx::BatchResult r = engine->run(std::move(b), std::chrono::milliseconds(cfg.timeout_ms * waves));
     uint64_t t1 = steady_ns();
     if (t) {
         t->firmware_ns += t1 - t0;

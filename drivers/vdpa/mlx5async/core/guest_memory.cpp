@@ -188,7 +188,7 @@ Result<void> first_chunk_failure(const devx::BatchResult& res, const std::vector
         const auto& s = res.entries[i].steps.at(0);
         if (s.ok()) continue;
         Error e = s.error();
-        e.what = chunk_text(t, chunks[i]) + ": " + what + ": " + e.what;
+        e.what = chunk_text(t, chunks[i]) + ": " + what + ": " + prm::describe(e);
         return unexpected(std::move(e));
     }
     return {};
@@ -245,7 +245,8 @@ Result<MemRegistration> Device::Impl::register_memory(std::vector<MemRegion> reg
                           reg.indirect, BatchKind::Memory);
     if (!mk) {
         Error e = mk.error();
-        e.what = "guest memory: indirect mkey over " + std::to_string(chunks.size()) + " chunks: " + e.what;
+        e.what = "guest memory: indirect mkey over " + std::to_string(chunks.size()) + " chunks: " +
+                 prm::describe(e);
         return unexpected(std::move(e));
     }
     reg.mkey = *mk;

@@ -1,0 +1,161 @@
+// The destination's start of a migration: from dev_conf entry to every
+// virtq RDY, guest-memory registration included, for guests of 4 .. 1024
+// GiB on 1 and 4 devices x 32 virtqs, sequential (DPDK 22.11's order:
+// regions one by one, then virtqs one by one) and async. The devices start
+// one after another, as DPDK's single vhost thread runs their dev_conf.
+// Guest memory is one sparse memfd: nothing is touched but the rings.
+//
+// ideal_ms is the model's own limit for the work (doc/emulator.md, "Memory
+// registration"): per device, the chunks' umems (pinning in parallel on at
+// most `inflight` commands, their MTTs on `mtt_lanes` lanes), the direct
+// mkeys (waves of the command slots), the indirect mkey, then the virtqs'
+// MODIFY to RDY (waves of the throttle); sequential: the sum of all.
+#include <benchmark/benchmark.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench_common.hpp"
+#include "drivers/emu/emu.hpp"
+#include "vdpa/mlx5async/core/device.hpp"
+#include "vdpa/mlx5async/core/guest_memory.hpp"
+
+namespace mlx5async::bench {
+namespace {
+
+using core::GuestConfig;
+constexpr uint64_t kGiB = 1ull << 30;
+constexpr uint32_t kVirtqs = 32;
+constexpr uint64_t kLowGiB = 2;  // QEMU's guest RAM below 4 GiB, then a hole to 4 GiB
+
+// A sparse memfd of `gib` GiB mapped shared (as QEMU's memory backend),
+// kept for the process: mapping it is free, registering it is the work.
+struct GuestFile {
+    int fd = -1;
+    uint64_t base = 0;
+};
+const GuestFile* guest_file(uint64_t gib) {
+    static std::map<uint64_t, GuestFile> files;
+    auto it = files.find(gib);
+    if (it != files.end()) return &it->second;
+    GuestFile f;
+    f.fd = memfd_create("bench-guest", MFD_CLOEXEC);
+    if (f.fd < 0 || ftruncate(f.fd, off_t(gib * kGiB)) != 0) return nullptr;
+    void* p = mmap(nullptr, gib * kGiB, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, f.fd, 0);
+    if (p == MAP_FAILED) return nullptr;
+    f.base = uint64_t(uintptr_t(p));
+    return &files.emplace(gib, f).first->second;
+}
+
+// Two regions (below and above the PCI hole), 32 idle rings in the first.
+GuestConfig guest_of(const GuestFile& f, uint64_t gib) {
+    GuestConfig g;
+    g.features = core::vfeat::VERSION_1 | core::vfeat::MQ;
+    g.mem.push_back({0, kLowGiB * kGiB, f.base, 0, 0, 0});
+    g.mem.push_back({4 * kGiB, (gib - kLowGiB) * kGiB, f.base + kLowGiB * kGiB, 0, 0, kLowGiB * kGiB});
+    for (uint16_t i = 0; i < kVirtqs; i++) {
+        core::VringConfig v;
+        v.index = i;
+        v.size = 256;
+        v.desc_gpa = 0x100000 + i * 0x10000;
+        v.avail_gpa = v.desc_gpa + 0x1000;
+        v.used_gpa = v.desc_gpa + 0x2000;
+        v.enabled = true;
+        g.vrings.push_back(v);
+    }
+    return g;
+}
+
+// The model's limit for starting one device with this guest (ns).
+double ideal_device_ns(const emu::Profile& p, const GuestConfig& g, bool sequential, uint32_t inflight) {
+    const emu::Timing& t = p.timing;
+    double umem_own = 0, mtt = 0, chunks = 0;
+    for (const auto& r : g.mem)
+        for (uint64_t off = 0; off < r.size; off += core::kMemChunkBytes) {
+            const double pages = double(std::min(core::kMemChunkBytes, r.size - off)) / 4096;
+            umem_own = std::max(umem_own, t.umem_us * 1e3 + pages * t.pin_ns);
+            mtt += pages * t.mtt_ns;
+            chunks += 1;
+        }
+    const double klm = chunks + double(g.mem.size() - 1);  // a chunk each, and the hole
+    const double indirect = t.mkey_us * 1e3 + klm * t.mtt_ns;
+    const double virtqs = double(g.vrings.size());
+    if (sequential)
+        return chunks * umem_own + mtt + chunks * t.mkey_us * 1e3 + indirect + virtqs * t.modify_us * 1e3;
+    const double lanes = std::max<uint32_t>(1, t.mtt_lanes);
+    const double umems = std::max(std::ceil(chunks / inflight) * umem_own, umem_own + mtt / lanes);
+    const double mkeys = std::ceil(chunks / p.cmd_slots) * t.mkey_us * 1e3;
+    return umems + mkeys + indirect + std::ceil(virtqs / inflight) * t.modify_us * 1e3;
+}
+
+void destination_start(benchmark::State& st, core::Strategy s) {
+    const uint64_t gib = uint64_t(st.range(0));
+    const uint32_t devices = uint32_t(st.range(1));
+    const std::string spec = profile_spec();
+    auto prof = emu::parse_spec(spec);
+    const GuestFile* f = guest_file(gib);
+    if (!prof || !f) return st.SkipWithError("emulator profile or guest memfd");
+    const GuestConfig g = guest_of(*f, gib);
+    std::vector<std::unique_ptr<core::Device>> devs;
+    static int seq = 0;
+    for (uint32_t d = 0; d < devices; d++) {
+        core::DeviceConfig c;
+        c.emu_spec = spec;
+        c.queues = kVirtqs / 2;
+        c.queue_size = 256;
+        c.strategy = s;
+        auto dev = core::Device::open(c, "bench-dst" + std::to_string(seq++));
+        if (!dev) return st.SkipWithError(("device: " + to_string(dev.error())).c_str());
+        for (uint16_t i = 0; i < kVirtqs; i++) (*dev)->set_vring_state(i, true);
+        devs.push_back(std::move(*dev));
+    }
+    BatchTimes times;
+    for (auto _ : st) {
+        auto t0 = std::chrono::steady_clock::now();
+        for (auto& d : devs)
+            if (auto r = d->configure(g); !r) return st.SkipWithError(to_string(r.error()).c_str());
+        times.add(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        st.PauseTiming();
+        for (auto& d : devs) {
+            for (const auto& v : d->vq_info())
+                if (v.index < kVirtqs && v.phase != core::VqPhase::Ready)
+                    return st.SkipWithError(("virtq " + std::to_string(v.index) + " not RDY").c_str());
+            d->cleanup();  // forgets the memory: the next iteration registers it again
+        }
+        st.ResumeTiming();
+    }
+    const double ideal_ms =
+        devices * ideal_device_ns(*prof, g, s == core::Strategy::Sequential, prof->max_inflight) / 1e6;
+    st.counters["ideal_ms"] = ideal_ms;
+    st.counters["measured_ms"] = times.median();
+    st.counters["measured_over_ideal"] = ideal_ms > 0 ? times.median() / ideal_ms : 0;
+    st.counters["guest_gib"] = double(gib);
+    st.counters["devices"] = devices;
+    st.counters["virtqs_per_device"] = kVirtqs;
+}
+
+}  // namespace
+
+// BM_DestinationStart/strategy:async/guest_gib:256/devices:4 ...: one start
+// per repetition (the 1 TiB sequential start of 4 devices takes ~40 s).
+void register_destination() {
+    for (core::Strategy s : {core::Strategy::Sequential, core::Strategy::Async}) {
+        std::string name = std::string("BM_DestinationStart/strategy:") + devx::strategy_name(s);
+        auto* b = benchmark::RegisterBenchmark(name.c_str(), [s](benchmark::State& st) {
+            destination_start(st, s);
+        });
+        b->ArgNames({"guest_gib", "devices"});
+        for (long gib : {4, 64, 256, 1024})
+            for (long devices : {1, 4}) b->Args({gib, devices});
+        b->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+    }
+}
+
+}  // namespace mlx5async::bench

@@ -1,0 +1,160 @@
+// Guest-memory registration through the device core (guest_memory.hpp):
+// chunks of at most 1 GiB, reuse keyed on the backing file, a failed chunk
+// failing the whole table with nothing left behind, and guests far larger
+// than this machine's memory (a sparse memfd is registered untouched).
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <regex>
+#include <string>
+
+#include "common/prm/opcodes.hpp"
+#include "core_fixture.hpp"
+#include "emu/faults.hpp"
+#include "emu/guest_memory.hpp"
+#include "vdpa/mlx5async/core/guest_memory.hpp"
+
+namespace mlx5async::core {
+namespace {
+
+using testing_support::Fixture;
+constexpr uint64_t kGiB = 1ull << 30;
+
+// A sparse memfd mapped shared, as QEMU's guest RAM.
+struct SparseGuest {
+    explicit SparseGuest(uint64_t bytes) : bytes(bytes) {
+        fd = memfd_create("guest-memory-test", MFD_CLOEXEC);
+        EXPECT_GE(fd, 0);
+        EXPECT_EQ(ftruncate(fd, off_t(bytes)), 0);
+        void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+        EXPECT_NE(p, MAP_FAILED);
+        base = uint64_t(uintptr_t(p));
+    }
+    ~SparseGuest() {
+        munmap(reinterpret_cast<void*>(base), bytes);
+        close(fd);
+    }
+    uint64_t bytes, base = 0;
+    int fd = -1;
+};
+
+struct GuestMemory : Fixture {
+    // `rings` rings at the start of guest memory; regions as given.
+    GuestConfig guest_with(uint32_t rings, std::vector<MemRegion> mem) {
+        GuestConfig g = guest(rings);
+        g.mem = std::move(mem);
+        seed_rings(g);
+        return g;
+    }
+    uint64_t umem_creates() {
+        auto c = emu_dev().counters().by_opcode;
+        auto it = c.find(uint16_t(prm::Opcode::CREATE_UMEM));
+        return it == c.end() ? 0 : it->second;
+    }
+};
+
+// 2.5 GiB below a hole and 1 GiB above it: 3 + 1 chunks, each a umem and a
+// direct mkey, and one indirect mkey over them all.
+TEST_F(GuestMemory, RegionsAreRegisteredInChunksOfAtMostOneGiB) {
+    SparseGuest ram(4 * kGiB);
+    open("cx7", 2);
+    auto base = emu_dev().object_counts();
+    enable_all(4);
+    const uint64_t low = 5 * kGiB / 2;
+    auto g = guest_with(4, {{0, low, ram.base}, {3 * kGiB, kGiB, ram.base + low}});
+    ASSERT_TRUE(dev->configure(g));
+    auto c = emu_dev().object_counts();
+    EXPECT_EQ(c.umems, base.umems + 4);
+    EXPECT_EQ(c.mkeys, base.mkeys + 5);
+    EXPECT_EQ(phases(4), std::vector<VqPhase>(4, VqPhase::Ready));
+    // Every chunk reaches its own host pages through the indirect mkey.
+    const uint32_t mkey = fw(0).attr.virtio_q_mkey;
+    emu::DeviceState& st = emu_dev().state();
+    std::lock_guard lk(st.mu);
+    for (uint64_t gpa : {uint64_t(0), kGiB + 4096, 2 * kGiB + 8192, 3 * kGiB + 12288}) {
+        auto s = emu::translate(st, mkey, gpa, 64);
+        ASSERT_TRUE(s) << std::hex << gpa;
+        ASSERT_EQ(s->size(), 1u);
+    }
+    EXPECT_FALSE(emu::translate(st, mkey, low + 4096, 64));  // the hole
+}
+
+// A 1 TiB guest on a machine with 24 GiB: the registration touches no page
+// (the emulator's view of each chunk shares the memfd's pages) and leaves
+// nothing behind after cleanup.
+TEST_F(GuestMemory, TerabyteSparseGuestRegistersAndIsReleasedWhole) {
+    SparseGuest ram(1024 * kGiB);
+    open("cx7", 2);
+    auto base = emu_dev().object_counts();
+    enable_all(4);
+    auto g = guest_with(4, {{0, 2 * kGiB, ram.base}, {4 * kGiB, 1022 * kGiB, ram.base + 2 * kGiB}});
+    ASSERT_TRUE(dev->configure(g));
+    EXPECT_EQ(emu_dev().object_counts().umems, base.umems + 1024);
+    EXPECT_EQ(phases(4), std::vector<VqPhase>(4, VqPhase::Ready));
+    std::vector<RingIndexes> out;
+    ASSERT_TRUE(dev->close(out));
+    dev->cleanup();
+    auto c = emu_dev().object_counts();
+    EXPECT_EQ(c.umems, base.umems);
+    EXPECT_EQ(c.mkeys, 0u);
+}
+
+// The third chunk's umem registration fails: the table fails whole, naming
+// the region and the chunk; the chunks registered are released, no mkey is
+// left, and no ring starts.
+TEST_F(GuestMemory, AFailedChunkFailsTheTableNamingItAndLeavesNothing) {
+    SparseGuest ram(4 * kGiB);
+    open("cx7", 2);
+    auto base = emu_dev().object_counts();
+    enable_all(4);
+    emu::FaultRule r;
+    r.match.opcode = uint16_t(prm::Opcode::CREATE_UMEM);
+    r.match.nth = 3;
+    r.status = uint8_t(prm::Status::BAD_RES_STATE_ERR);
+    emu_dev().faults().add(r);
+    auto g = guest_with(4, {{0, 4 * kGiB, ram.base}});
+    auto res = dev->configure(g);
+    ASSERT_FALSE(res);
+    const std::string& what = res.error().what;
+    EXPECT_NE(what.find("region 0 [gpa 0x0, +0x100000000)"), std::string::npos) << what;
+    // Which chunk reaches the device third depends on the workers' order;
+    // the kernel turns the status into an errno (cmd_status_to_err: EINVAL).
+    EXPECT_TRUE(std::regex_search(what, std::regex(R"(chunk \[gpa 0x[0-9a-f]+, \+0x40000000\): umem registration: .*CREATE_UMEM: errno 22)")))
+        << what;
+    auto c = emu_dev().object_counts();
+    EXPECT_EQ(c.umems, base.umems);
+    EXPECT_EQ(c.mkeys, base.mkeys);
+    EXPECT_EQ(phases(4), std::vector<VqPhase>(4, VqPhase::Init));
+    emu_dev().faults().clear();
+    ASSERT_TRUE(dev->configure(g));  // the same table, once the device answers
+    EXPECT_EQ(emu_dev().object_counts().umems, base.umems + 4);
+    EXPECT_EQ(phases(4), std::vector<VqPhase>(4, VqPhase::Ready));
+}
+
+// The same GPA, size and host address over another file (a frontend that
+// reconnected with new memory mapped where the old was) is registered
+// again; the same file and offset is reused.
+TEST_F(GuestMemory, ReuseNeedsTheSameBackingFileAndOffset) {
+    SparseGuest ram(kGiB);
+    open("cx7", 2);
+    enable_all(4);
+    auto g = guest_with(4, {{0, kGiB, ram.base, 7, 100, 0}});
+    ASSERT_TRUE(dev->configure(g));
+    const uint64_t first = umem_creates();
+    std::vector<RingIndexes> out;
+    ASSERT_TRUE(dev->close(out));
+    ASSERT_TRUE(dev->configure(g));
+    EXPECT_EQ(umem_creates(), first);  // identical table: kept
+    ASSERT_TRUE(dev->close(out));
+    g.mem[0].file_ino = 101;
+    ASSERT_TRUE(dev->configure(g));
+    EXPECT_EQ(umem_creates(), first + 1);
+    ASSERT_TRUE(dev->close(out));
+    g.mem[0].file_offset = 1ull << 21;
+    ASSERT_TRUE(dev->configure(g));
+    EXPECT_EQ(umem_creates(), first + 2);
+    EXPECT_EQ(phases(4), std::vector<VqPhase>(4, VqPhase::Ready));
+}
+
+}  // namespace
+}  // namespace mlx5async::core
