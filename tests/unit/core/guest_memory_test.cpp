@@ -131,6 +131,36 @@ TEST_F(GuestMemory, AFailedChunkFailsTheTableNamingItAndLeavesNothing) {
     EXPECT_EQ(phases(4), std::vector<VqPhase>(4, VqPhase::Ready));
 }
 
+// A new table's start returns while the old registration's destroys are
+// still in the device: they run after it, off the downtime, and all of it
+// goes once they are answered.
+TEST_F(GuestMemory, AReplacedTableIsDestroyedAfterTheStartReturns) {
+    SparseGuest ram(2 * kGiB);
+    open("cx7", 2);
+    auto base = emu_dev().object_counts();
+    enable_all(4);
+    ASSERT_TRUE(dev->configure(guest_with(4, {{0, kGiB, ram.base}})));
+    const uint32_t old_mkey = fw(0).attr.virtio_q_mkey;
+    std::vector<RingIndexes> out;
+    ASSERT_TRUE(dev->close(out));
+    emu::FaultRule slow;  // an hour: answered only when the test forces it
+    slow.match.opcode = uint16_t(prm::Opcode::DESTROY_MKEY);
+    slow.action = emu::FaultAction::Delay;
+    slow.extra_ns = 3600ll * 1'000'000'000;
+    emu_dev().faults().add(slow);
+    ASSERT_TRUE(dev->configure(guest_with(4, {{0, kGiB, ram.base + kGiB}})));
+    EXPECT_EQ(phases(4), std::vector<VqPhase>(4, VqPhase::Ready));
+    for (uint16_t i = 0; i < 4; i++) EXPECT_NE(fw(i).attr.virtio_q_mkey, old_mkey) << i;
+    // The start returned with the old indirect mkey's destroy in the device.
+    ASSERT_TRUE(emu_dev().wait_running(1, std::chrono::seconds(20)));
+    emu_dev().faults().clear();
+    EXPECT_EQ(emu_dev().complete_next(1), 1u);
+    EXPECT_TRUE(eventually([&] {
+        auto c = emu_dev().object_counts();
+        return c.mkeys == base.mkeys + 2 && c.umems == base.umems + 1;
+    }));
+}
+
 // The same GPA, size and host address over another file (a frontend that
 // reconnected with new memory mapped where the old was) is registered
 // again; the same file and offset is reused.

@@ -306,6 +306,7 @@ Device::Device(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Device::~Device() {
     if (!impl_) return;
+    impl_->releaser.reset();  // no deferred destroy may run past this point
     impl_->recovery.reset();  // no event handler may run past this point
     impl_->irq_relay.reset();  // nor a completion event (it holds event QP pointers)
     if (impl_->engine) {
@@ -369,6 +370,15 @@ Result<std::unique_ptr<Device>> Device::open(const DeviceConfig& cfg, std::strin
         logf(LogLevel::Info, "%s: no VAR doorbell page (errno %d): host notifiers off",
              d.name.c_str(), errno);
     MLX5A_CHECK(d.make_engine(cfg.strategy, cfg.max_inflight));
+    // Taken under mu, destroyed outside it: a control operation or a
+    // query never waits for the old objects' destroys.
+    d.releaser = std::make_unique<DeferredRelease>([&d] {
+        std::vector<MemRegistration> gone;
+        {
+            std::lock_guard lk(d.mu);
+            gone = d.take_unreferenced();
+        }
+    });
     MLX5A_CHECK(d.start_events());
     d.vqs.create(d.vcaps.max_num_virtio_queues, d.name);
     MLX5A_CHECK(d.setup_interrupts());

@@ -20,6 +20,7 @@
 #include "common/prm/mkey.hpp"
 #include "common/prm/virtq.hpp"
 #include "backend.hpp"
+#include "deferred_release.hpp"
 #include "device.hpp"
 #include "error_recovery.hpp"
 #include "event_qp.hpp"
@@ -85,6 +86,9 @@ struct Device::Impl {
     Ledger ledger;  // own lock: the host-notifier thread marks it too
     unsigned unanswered = 0;  // late commands at the last count (note_unanswered)
     CommandTrace trace;     // control_path.cpp (run)
+    // Old memory and log registrations, destroyed after the dev_conf that
+    // replaced them returned (takes mu; stopped first at close).
+    std::unique_ptr<DeferredRelease> releaser;
 
     // device.cpp
     Result<void> query_caps();
@@ -118,8 +122,10 @@ struct Device::Impl {
     Result<uint32_t> null_mkey();
     void add_mkey_repoints(devx::Batch& b, std::vector<prm::VirtqAttr>& sent,
                            std::span<const uint16_t> starting);
-    void release_retired_memory();
-    void release_retired_logs();
+    // Retired memory and log registrations no virtq names any more, taken
+    // out (the caller destroys them, with or without mu).
+    std::vector<MemRegistration> take_unreferenced();
+    void release_retired_memory();  // destroys those now, under mu
     void unregister_memory();
 };
 

@@ -85,8 +85,9 @@ Result<void> Device::configure(const GuestConfig& g) {
                                      [&](uint16_t i) { return d.vqs[i].phase() == VqPhase::Ready; });
     d.ledger.set_start(uint32_t(ready),
                        d.mem.registrations != registrations ? uint32_t(d.mem.current.regions.size()) : 0);
-    d.release_retired_memory();  // an old table, once no virtq names its mkey
-    d.release_retired_logs();
+    // An old table or log goes once no virtq names it, after this returns:
+    // its destroys are not the guest's downtime.
+    if (!d.mem.retired.empty() || !d.dirty.retired.empty()) d.releaser->request();
     if (d.kick_relay) {  // this dev_conf's kickfds; held kicks replay now
         std::vector<std::pair<uint16_t, int>> kicks;
         for (const auto& vr : g.vrings) kicks.emplace_back(vr.index, vr.kickfd);
@@ -138,7 +139,7 @@ void Device::cleanup() {
     // (start_attr), then the registration goes.
     d.dirty.on = false;
     if (!d.dirty.mem.empty()) d.dirty.retired.push_back(std::move(d.dirty.mem));
-    d.release_retired_logs();
+    d.release_retired_memory();
 }
 
 void Device::set_vring_state(uint16_t ring, bool enable) {
@@ -292,7 +293,7 @@ Result<void> Device::set_dirty_logging(bool on, const DirtyLog& log) {
             first = unexpected(e.steps[0].error());
         }
     }
-    d.release_retired_logs();
+    d.release_retired_memory();
     if (on)
         logf(LogLevel::Info, "%s: dirty logging on: log 0x%llx +%llu, %zu virtqs%s", d.name.c_str(),
              static_cast<unsigned long long>(log.host_addr), static_cast<unsigned long long>(log.size),

@@ -289,24 +289,34 @@ void Device::Impl::add_mkey_repoints(devx::Batch& b, std::vector<prm::VirtqAttr>
     }
 }
 
-// A retired registration goes once no virtq object names its mkey
-// (indirect first, then direct mkeys, then umems: MemRegistration order).
-void Device::Impl::release_retired_memory() {
-    std::erase_if(mem.retired, [&](const MemRegistration& r) {
+namespace {
+
+// Moves out of `retired` the registrations no virtq object names in the
+// attribute `named` (virtio_q_mkey, dirty_bitmap_mkey) any more.
+std::vector<MemRegistration> take_unnamed(std::vector<MemRegistration>& retired, const VirtqTable& vqs,
+                                          uint32_t prm::VirtqAttr::*named) {
+    std::vector<MemRegistration> out;
+    std::erase_if(retired, [&](MemRegistration& r) {
         for (const Vq& vq : vqs)
-            if (vq.obj && vq.attr.virtio_q_mkey == r.mkey) return false;
+            if (vq.obj && vq.attr.*named == r.mkey) return false;
+        out.push_back(std::move(r));
         return true;
     });
+    return out;
 }
 
-// An earlier vhost log goes once no virtq object names its mkey.
-void Device::Impl::release_retired_logs() {
-    std::erase_if(dirty.retired, [&](const MemRegistration& r) {
-        for (const Vq& vq : vqs)
-            if (vq.obj && vq.attr.dirty_bitmap_mkey == r.mkey) return false;
-        return true;
-    });
+}  // namespace
+
+// A retired registration goes once no virtq object names its mkey
+// (indirect first, then direct mkeys, then umems: MemRegistration order).
+std::vector<MemRegistration> Device::Impl::take_unreferenced() {
+    auto out = take_unnamed(mem.retired, vqs, &prm::VirtqAttr::virtio_q_mkey);
+    for (MemRegistration& r : take_unnamed(dirty.retired, vqs, &prm::VirtqAttr::dirty_bitmap_mkey))
+        out.push_back(std::move(r));
+    return out;
 }
+
+void Device::Impl::release_retired_memory() { (void)take_unreferenced(); }
 
 // vhost: the memory table is about to be unmapped. Virtqs stop naming the
 // mkey (SUSPEND/INIT: MODIFY to 0; RDY ones are suspended first, objects in

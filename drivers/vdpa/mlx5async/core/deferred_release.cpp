@@ -1,0 +1,51 @@
+#include "deferred_release.hpp"
+
+#include "common/base/named_thread.hpp"
+
+namespace mlx5async::core {
+
+DeferredRelease::DeferredRelease(std::function<void()> release) : release_(std::move(release)) {
+    thread_ = make_named_thread("mlx5a-rel", [this](std::stop_token st) { loop(st); });
+}
+
+DeferredRelease::~DeferredRelease() {
+    thread_.request_stop();
+    cv_.notify_all();
+    thread_ = {};
+}
+
+void DeferredRelease::request() {
+    {
+        std::lock_guard lk(mu_);
+        pending_ = true;
+    }
+    cv_.notify_all();
+}
+
+void DeferredRelease::drain() {
+    std::unique_lock lk(mu_);
+    cv_.wait(lk, [&] { return !pending_ && !running_; });
+}
+
+uint64_t DeferredRelease::runs() const {
+    std::lock_guard lk(mu_);
+    return runs_;
+}
+
+void DeferredRelease::loop(std::stop_token st) {
+    std::unique_lock lk(mu_);
+    while (cv_.wait(lk, st, [&] { return pending_; })) {
+        pending_ = false;
+        running_ = true;
+        lk.unlock();
+        release_();
+        lk.lock();
+        running_ = false;
+        runs_++;
+        cv_.notify_all();  // drain()
+    }
+    pending_ = running_ = false;  // stopping: drain() returns
+    cv_.notify_all();
+}
+
+}  // namespace mlx5async::core
