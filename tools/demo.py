@@ -6,7 +6,9 @@ an emulated device, connects a real vhost-user frontend (Debian's dpdk-testpmd
 over net_virtio_user up to 8 pairs; tools/vhost-user-guest beyond), and runs
 suspend/resume cycles with each strategy (sequential, threads, async). It then
 prints the reference table for 16 pairs (32 virtqs), plots suspend time
-against virtq count, and keeps the JSON results and the Chrome trace.
+against virtq count, and keeps the JSON results and the Chrome trace. Last,
+the destination start of a 64 GiB guest, sequential against async
+(tools/demo_destination.py).
 
 usage: tools/demo.py BUILD_DIR [--out DIR] [--cycles N] [--pairs 1,2,4,8,16]
 """
@@ -21,6 +23,7 @@ import tempfile
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(TOP, "tests", "e2e"))
 from e2e_lib import Frontend, Proc  # noqa: E402
+import demo_destination  # noqa: E402
 
 EAL = ["--no-huge", "-m", "256", "--no-pci"]
 STRATEGIES = "sequential,threads,async"
@@ -133,8 +136,9 @@ def main():
         print(f"traffic: {packets} of {TRAFFIC * main_q // 2} packets the guest posted on its "
               f"{main_q // 2} TX rings came back on its RX rings (emulated loopback datapath); "
               f"{irqs} interrupts reached the guest's callfds on {rings} of {main_q} rings")
+    print(demo_destination.run(a.build, a.out), flush=True)
     print()
-    print(f"results: {os.path.join(a.out, 'results-q*.json')}")
+    print(f"results: {os.path.join(a.out, 'results-q*.json')}, {os.path.join(a.out, 'destination.json')}")
     print(f"plot:    {plot}")
     print(f"trace:   {os.path.join(a.out, 'trace.json')} (open in https://ui.perfetto.dev)")
 

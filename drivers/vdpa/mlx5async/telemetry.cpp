@@ -122,6 +122,8 @@ int tel_ledger(const char*, const char* params, rte_tel_data* d) {
     rte_tel_data_add_dict_u64(d, "stop_ns", span_ns(s, P::StopRequested, P::UsedRingsLogged));
     rte_tel_data_add_dict_u64(d, "suspend_ns", span_ns(s, P::SuspendIssued, P::SuspendDone));
     rte_tel_data_add_dict_u64(d, "start_ns", span_ns(s, P::StartRequested, P::AllReady));
+    // Of the start, guest-memory registration (0 when the table was reused).
+    rte_tel_data_add_dict_u64(d, "memory_ns", span_ns(s, P::StartRequested, P::MemoryRegistered));
     rte_tel_data_add_dict_u64(d, "conf_ns", span_ns(s, P::StartRequested, P::ConfReturned));
     rte_tel_data_add_dict_u64(d, "stop_rings", s.stop_rings);
     rte_tel_data_add_dict_u64(d, "logged_rings", s.logged_rings);
