@@ -77,9 +77,12 @@ GuestConfig guest_of(const GuestFile& f, uint64_t gib) {
 double ideal_device_ns(const emu::Profile& p, const GuestConfig& g, bool sequential, uint32_t inflight) {
     const emu::Timing& t = p.timing;
     double umem_own = 0, mtt = 0, chunks = 0;
+    uint64_t total = 0;
+    for (const auto& r : g.mem) total += r.size;
+    const uint64_t chunk = core::mem_chunk_bytes(total);
     for (const auto& r : g.mem)
-        for (uint64_t off = 0; off < r.size; off += core::kMemChunkBytes) {
-            const double pages = double(std::min(core::kMemChunkBytes, r.size - off)) / 4096;
+        for (uint64_t off = 0; off < r.size; off += chunk) {
+            const double pages = double(std::min(chunk, r.size - off)) / 4096;
             umem_own = std::max(umem_own, t.umem_us * 1e3 + pages * t.pin_ns);
             mtt += pages * t.mtt_ns;
             chunks += 1;

@@ -14,6 +14,7 @@
 #include "common/prm/opcodes.hpp"
 #include "emu/guest_memory.hpp"
 #include "core_fixture.hpp"
+#include "vdpa/mlx5async/core/guest_memory.hpp"
 
 namespace mlx5async::core {
 namespace {
@@ -271,7 +272,7 @@ TEST_F(DeviceCore, HostileMemoryTablesAreRefusedAndTheNextOneServed) {
     } cases[] = {
         {{{0, 64 << 20, ram}, {(64 << 20) - 4096, 64 << 20, ram + (128 << 20)}},
          "region 1 [gpa 0x3fff000, +0x4000000) at 0x"},
-        {{{0, 64 << 20, ram}, {1ull << 60, 64 << 20, ram + (128 << 20)}}, "KLM entries (1 GiB chunks"},
+        {{{0, 64 << 20, ram}, {1ull << 60, 64 << 20, ram + (128 << 20)}}, "KLM entries (chunks of"},
         {{{0x1000, 0x1800, ram}}, "is not 4 KiB aligned"},
         {{{~0ull - 0xfff, 0x2000, ram}}, "wraps around"},
     };
@@ -532,8 +533,9 @@ TEST_F(DeviceCore, VirtqMkeyTranslatesTheRingAddresses) {
         EXPECT_EQ(host_of(emu_dev(), mkey, v.used_gpa, 6 + 8 * 256), guest_ram() + v.used_gpa);
     }
     auto c = emu_dev().object_counts();
-    EXPECT_EQ(c.mkeys, 2u);  // one direct (one region) + the indirect one
-    EXPECT_EQ(c.umems, base.umems + 1);
+    const uint64_t chunks = (1ull << 30) / mem_chunk_bytes(1ull << 30);
+    EXPECT_EQ(c.mkeys, chunks + 1);  // a direct one per chunk + the indirect one
+    EXPECT_EQ(c.umems, base.umems + chunks);
     EXPECT_EQ(dev->last_timing(Op::Resume).commands, 4u);  // mkey inside the one MODIFY
 }
 
@@ -543,14 +545,15 @@ TEST_F(DeviceCore, UnchangedMemoryTableKeepsItsRegistrationAcrossCloseAndConf) {
     ASSERT_TRUE(dev->configure(guest_in_ram(4)));
     uint32_t mkey = fw(0).attr.virtio_q_mkey;
     uint64_t creates = mkey_creates(emu_dev());
-    EXPECT_EQ(creates, 2u);
+    const uint64_t mkeys = (1ull << 30) / mem_chunk_bytes(1ull << 30) + 1;  // direct per chunk + indirect
+    EXPECT_EQ(creates, mkeys);
     for (int cycle = 0; cycle < 3; cycle++) {
         std::vector<RingIndexes> out;
         ASSERT_TRUE(dev->close(out));
         ASSERT_TRUE(dev->configure(guest_in_ram(4)));  // migration resume: same table
     }
     EXPECT_EQ(mkey_creates(emu_dev()), creates);
-    EXPECT_EQ(emu_dev().object_counts().mkeys, 2u);
+    EXPECT_EQ(emu_dev().object_counts().mkeys, mkeys);
     for (uint16_t i = 0; i < 4; i++) {
         EXPECT_EQ(fw(i).attr.virtio_q_mkey, mkey);
         EXPECT_EQ(fw(i).state, prm::VirtqState::RDY);
@@ -583,9 +586,11 @@ TEST_F(DeviceCore, ChangedMemoryTableMovesEveryVirtqToTheNewMkeyAndFreesTheOld) 
               guest_ram() + (512ull << 20) + 0x10000);
     EXPECT_EQ(host_of(emu_dev(), mkey, 600ull << 20, 16), 0u);  // the hole
     // The old direct + indirect go after the start returned (DeferredRelease).
+    const uint64_t chunk = mem_chunk_bytes(768ull << 20);
+    const uint64_t chunks = (512ull << 20) / chunk + (256ull << 20) / chunk;
     EXPECT_TRUE(eventually([&] {
         auto c = emu_dev().object_counts();
-        return c.mkeys == 3u && c.umems == base.umems + 2;
+        return c.mkeys == chunks + 1 && c.umems == base.umems + chunks;
     }));
 }
 
@@ -607,7 +612,7 @@ TEST_F(DeviceCore, CleanupUnregistersGuestMemoryAndConfRegistersAgain) {
     }
     enable_all(4);
     ASSERT_TRUE(dev->configure(guest_in_ram(4)));
-    EXPECT_EQ(emu_dev().object_counts().mkeys, 2u);
+    EXPECT_EQ(emu_dev().object_counts().mkeys, (1ull << 30) / mem_chunk_bytes(1ull << 30) + 1);
     EXPECT_NE(fw(0).attr.virtio_q_mkey, 0u);
     EXPECT_EQ(fw(0).state, prm::VirtqState::RDY);
 }

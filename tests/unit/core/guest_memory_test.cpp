@@ -46,6 +46,14 @@ struct GuestMemory : Fixture {
         seed_rings(g);
         return g;
     }
+    // The chunks a table of these region sizes is registered in.
+    static uint64_t chunks(std::initializer_list<uint64_t> sizes) {
+        uint64_t total = 0, n = 0;
+        for (uint64_t s : sizes) total += s;
+        const uint64_t c = mem_chunk_bytes(total);
+        for (uint64_t s : sizes) n += (s + c - 1) / c;
+        return n;
+    }
     uint64_t umem_creates() {
         auto c = emu_dev().counters().by_opcode;
         auto it = c.find(uint16_t(prm::Opcode::CREATE_UMEM));
@@ -53,9 +61,20 @@ struct GuestMemory : Fixture {
     }
 };
 
-// 2.5 GiB below a hole and 1 GiB above it: 3 + 1 chunks, each a umem and a
-// direct mkey, and one indirect mkey over them all.
-TEST_F(GuestMemory, RegionsAreRegisteredInChunksOfAtMostOneGiB) {
+// Chunks: 1 GiB at most, and enough of them for a small table to register
+// in parallel too.
+TEST(GuestMemoryChunks, AtMostOneGiBAndAtLeastThirtyTwoDownToFourMiB) {
+    EXPECT_EQ(mem_chunk_bytes(1024 * kGiB), kGiB);
+    EXPECT_EQ(mem_chunk_bytes(32 * kGiB), kGiB);
+    EXPECT_EQ(mem_chunk_bytes(4 * kGiB), kGiB / 8);  // 32 chunks of 128 MiB
+    EXPECT_EQ(mem_chunk_bytes(256ull << 20), 8ull << 20);
+    EXPECT_EQ(mem_chunk_bytes(16ull << 20), 4ull << 20);  // the floor: 4 chunks
+    EXPECT_EQ(mem_chunk_bytes(0), 4ull << 20);
+}
+
+// 2.5 GiB below a hole and 1 GiB above it: chunks of 128 MiB (28 of them),
+// each a umem and a direct mkey, and one indirect mkey over them all.
+TEST_F(GuestMemory, RegionsAreRegisteredInChunks) {
     SparseGuest ram(4 * kGiB);
     open("cx7", 2);
     auto base = emu_dev().object_counts();
@@ -63,9 +82,11 @@ TEST_F(GuestMemory, RegionsAreRegisteredInChunksOfAtMostOneGiB) {
     const uint64_t low = 5 * kGiB / 2;
     auto g = guest_with(4, {{0, low, ram.base}, {3 * kGiB, kGiB, ram.base + low}});
     ASSERT_TRUE(dev->configure(g));
+    const uint64_t n = chunks({low, kGiB});
+    EXPECT_EQ(n, 28u);
     auto c = emu_dev().object_counts();
-    EXPECT_EQ(c.umems, base.umems + 4);
-    EXPECT_EQ(c.mkeys, base.mkeys + 5);
+    EXPECT_EQ(c.umems, base.umems + n);
+    EXPECT_EQ(c.mkeys, base.mkeys + n + 1);
     EXPECT_EQ(phases(4), std::vector<VqPhase>(4, VqPhase::Ready));
     // Every chunk reaches its own host pages through the indirect mkey.
     const uint32_t mkey = fw(0).attr.virtio_q_mkey;
@@ -119,15 +140,15 @@ TEST_F(GuestMemory, AFailedChunkFailsTheTableNamingItAndLeavesNothing) {
     EXPECT_NE(what.find("region 0 [gpa 0x0, +0x100000000)"), std::string::npos) << what;
     // Which chunk reaches the device third depends on the workers' order;
     // the kernel turns the status into an errno (cmd_status_to_err: EINVAL).
-    EXPECT_TRUE(std::regex_search(what, std::regex(R"(chunk \[gpa 0x[0-9a-f]+, \+0x40000000\): umem registration: .*CREATE_UMEM: errno 22)")))
-        << what;
+    const std::regex chunk(R"(chunk \[gpa 0x[0-9a-f]+, \+0x8000000\): umem registration: .*CREATE_UMEM: errno 22)");
+    EXPECT_TRUE(std::regex_search(what, chunk)) << what;  // 4 GiB: chunks of 128 MiB
     auto c = emu_dev().object_counts();
     EXPECT_EQ(c.umems, base.umems);
     EXPECT_EQ(c.mkeys, base.mkeys);
     EXPECT_EQ(phases(4), std::vector<VqPhase>(4, VqPhase::Init));
     emu_dev().faults().clear();
     ASSERT_TRUE(dev->configure(g));  // the same table, once the device answers
-    EXPECT_EQ(emu_dev().object_counts().umems, base.umems + 4);
+    EXPECT_EQ(emu_dev().object_counts().umems, base.umems + chunks({4 * kGiB}));
     EXPECT_EQ(phases(4), std::vector<VqPhase>(4, VqPhase::Ready));
 }
 
@@ -155,9 +176,10 @@ TEST_F(GuestMemory, AReplacedTableIsDestroyedAfterTheStartReturns) {
     ASSERT_TRUE(emu_dev().wait_running(1, std::chrono::seconds(20)));
     emu_dev().faults().clear();
     EXPECT_EQ(emu_dev().complete_next(1), 1u);
+    const uint64_t n = chunks({kGiB});
     EXPECT_TRUE(eventually([&] {
         auto c = emu_dev().object_counts();
-        return c.mkeys == base.mkeys + 2 && c.umems == base.umems + 1;
+        return c.mkeys == base.mkeys + n + 1 && c.umems == base.umems + n;
     }));
 }
 
@@ -175,14 +197,15 @@ TEST_F(GuestMemory, ReuseNeedsTheSameBackingFileAndOffset) {
     ASSERT_TRUE(dev->close(out));
     ASSERT_TRUE(dev->configure(g));
     EXPECT_EQ(umem_creates(), first);  // identical table: kept
+    const uint64_t n = chunks({kGiB});
     ASSERT_TRUE(dev->close(out));
     g.mem[0].file_ino = 101;
     ASSERT_TRUE(dev->configure(g));
-    EXPECT_EQ(umem_creates(), first + 1);
+    EXPECT_EQ(umem_creates(), first + n);
     ASSERT_TRUE(dev->close(out));
     g.mem[0].file_offset = 1ull << 21;
     ASSERT_TRUE(dev->configure(g));
-    EXPECT_EQ(umem_creates(), first + 2);
+    EXPECT_EQ(umem_creates(), first + 2 * n);
     EXPECT_EQ(phases(4), std::vector<VqPhase>(4, VqPhase::Ready));
 }
 

@@ -40,13 +40,20 @@ constexpr uint64_t kPage = 4096;
 
 uint64_t klm_entries(uint64_t bytes) { return (bytes + kMaxKlmBytes - 1) / kMaxKlmBytes; }
 
-// The pieces of a region: of at most kMemChunkBytes, in GPA order.
+uint64_t table_bytes(const std::vector<MemRegion>& t) {
+    uint64_t total = 0;
+    for (const MemRegion& r : t) total += r.size;
+    return total;
+}
+
+// The pieces of each region, in GPA order.
 std::vector<MemChunk> chunks_of(const std::vector<MemRegion>& t) {
+    const uint64_t chunk = mem_chunk_bytes(table_bytes(t));
     std::vector<MemChunk> out;
     for (size_t i = 0; i < t.size(); i++)
-        for (uint64_t off = 0; off < t[i].size; off += kMemChunkBytes)
+        for (uint64_t off = 0; off < t[i].size; off += chunk)
             out.push_back({i, t[i].guest_phys_addr + off, t[i].host_addr + off,
-                           std::min(kMemChunkBytes, t[i].size - off)});
+                           std::min(chunk, t[i].size - off)});
     return out;
 }
 
@@ -61,11 +68,18 @@ std::string region_text(size_t i, const MemRegion& r) {
 
 }  // namespace
 
+uint64_t mem_chunk_bytes(uint64_t total_bytes) {
+    uint64_t chunk = kMinMemChunkBytes;
+    while (chunk < kMaxMemChunkBytes && chunk * kMemChunksWanted < total_bytes) chunk <<= 1;
+    return chunk;
+}
+
 Result<void> validate_table(const std::vector<MemRegion>& t) {
     auto refuse = [](const std::string& why) {
         return fail(Errc::InvalidArgument, "memory table refused: " + why);
     };
     uint64_t entries = 0;
+    const uint64_t chunk = mem_chunk_bytes(table_bytes(t));
     for (size_t i = 0; i < t.size(); i++) {
         const MemRegion& r = t[i];
         if ((r.guest_phys_addr | r.host_addr | r.size) % kPage)
@@ -79,11 +93,11 @@ Result<void> validate_table(const std::vector<MemRegion>& t) {
                 return refuse(region_text(i, r) + " overlaps " + region_text(i - 1, p));
             entries += klm_entries(r.guest_phys_addr - prev_end);  // the hole before it
         }
-        entries += (r.size + kMemChunkBytes - 1) / kMemChunkBytes;  // one per chunk
+        entries += (r.size + chunk - 1) / chunk;  // one per chunk
         if (entries > kMaxKlmEntries)
             return refuse("regions and holes up to " + region_text(i, r) + " need " +
-                          std::to_string(entries) +
-                          " KLM entries (1 GiB chunks, holes in 2 GiB pieces); an mkey takes " +
+                          std::to_string(entries) + " KLM entries (chunks of " +
+                          std::to_string(chunk >> 20) + " MiB, holes in 2 GiB pieces); an mkey takes " +
                           std::to_string(kMaxKlmEntries));
     }
     return {};

@@ -60,10 +60,18 @@ struct GuestMemory {
     uint64_t registrations = 0;            // how many times a table was registered
 };
 
-// Guest memory reaches the device in chunks of at most 1 GiB (as Linux's
-// vdpa/mlx5 since 6.12): a umem and a direct mkey each, registered in
-// parallel, one KLM entry each in the indirect mkey.
-inline constexpr uint64_t kMemChunkBytes = 1ull << 30;
+// Guest memory reaches the device in chunks: a umem and a direct mkey
+// each, registered in parallel, one KLM entry each in the indirect mkey.
+// At most 1 GiB (as Linux's vdpa/mlx5 since 6.12); smaller tables in
+// smaller chunks, so that they still come in kMemChunksWanted pieces (two
+// waves of the 16 commands in flight: enough to keep the pinning workers
+// and the firmware's translation lanes busy), but none under 4 MiB, where
+// a chunk's fixed costs outweigh its pages.
+inline constexpr uint64_t kMaxMemChunkBytes = 1ull << 30;
+inline constexpr uint64_t kMinMemChunkBytes = 4ull << 20;
+inline constexpr uint64_t kMemChunksWanted = 32;
+// The chunk size for a table of `total_bytes` (a power of two).
+uint64_t mem_chunk_bytes(uint64_t total_bytes);
 struct MemChunk {
     size_t region = 0;  // index in the sorted table
     uint64_t gpa = 0, host = 0, size = 0;
