@@ -9,7 +9,8 @@
 // registration"): per device, the chunks' umems (pinning in parallel on at
 // most `inflight` commands, their MTTs on `mtt_lanes` lanes), the direct
 // mkeys (waves of the command slots), the indirect mkey, then the virtqs'
-// MODIFY to RDY (waves of the throttle); sequential: the sum of all.
+// MODIFY to RDY (waves of the throttle); sequential: the sum of all, over
+// whole regions.
 #include <benchmark/benchmark.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -73,27 +74,30 @@ GuestConfig guest_of(const GuestFile& f, uint64_t gib) {
     return g;
 }
 
-// The model's limit for starting one device with this guest (ns).
+// The model's limit for starting one device with this guest (ns): the
+// chunks the core registers (whole regions for sequential), see the header.
 double ideal_device_ns(const emu::Profile& p, const GuestConfig& g, bool sequential, uint32_t inflight) {
     const emu::Timing& t = p.timing;
-    double umem_own = 0, mtt = 0, chunks = 0;
     uint64_t total = 0;
     for (const auto& r : g.mem) total += r.size;
-    const uint64_t chunk = core::mem_chunk_bytes(total);
+    const uint64_t chunk = sequential ? UINT64_MAX : core::mem_chunk_bytes(total);
+    double own_sum = 0, own_max = 0, mtt = 0, chunks = 0, klm = double(g.mem.size() - 1);  // holes
     for (const auto& r : g.mem)
-        for (uint64_t off = 0; off < r.size; off += chunk) {
-            const double pages = double(std::min(chunk, r.size - off)) / 4096;
-            umem_own = std::max(umem_own, t.umem_us * 1e3 + pages * t.pin_ns);
+        for (uint64_t off = 0; off < r.size;) {
+            const uint64_t len = std::min(chunk, r.size - off);
+            const double pages = double(len) / 4096, own = t.umem_us * 1e3 + pages * t.pin_ns;
+            own_sum += own;
+            own_max = std::max(own_max, own);
             mtt += pages * t.mtt_ns;
             chunks += 1;
+            klm += std::ceil(double(len) / double(2ull << 30));  // KLM entries of at most 2 GiB
+            off += len;
         }
-    const double klm = chunks + double(g.mem.size() - 1);  // a chunk each, and the hole
     const double indirect = t.mkey_us * 1e3 + klm * t.mtt_ns;
     const double virtqs = double(g.vrings.size());
-    if (sequential)
-        return chunks * umem_own + mtt + chunks * t.mkey_us * 1e3 + indirect + virtqs * t.modify_us * 1e3;
+    if (sequential) return own_sum + mtt + chunks * t.mkey_us * 1e3 + indirect + virtqs * t.modify_us * 1e3;
     const double lanes = std::max<uint32_t>(1, t.mtt_lanes);
-    const double umems = std::max(std::ceil(chunks / inflight) * umem_own, umem_own + mtt / lanes);
+    const double umems = std::max(std::ceil(chunks / inflight) * own_max, own_max + mtt / lanes);
     const double mkeys = std::ceil(chunks / p.cmd_slots) * t.mkey_us * 1e3;
     return umems + mkeys + indirect + std::ceil(virtqs / inflight) * t.modify_us * 1e3;
 }

@@ -100,6 +100,34 @@ TEST_F(GuestMemory, RegionsAreRegisteredInChunks) {
     EXPECT_FALSE(emu::translate(st, mkey, low + 4096, 64));  // the hole
 }
 
+// The sequential strategy registers as DPDK 22.11 does: a umem and a direct
+// mkey per region, whole; the indirect mkey splits a region over 2 GiB
+// into KLM entries of at most 2 GiB.
+TEST_F(GuestMemory, SequentialRegistersWholeRegions) {
+    SparseGuest ram(4 * kGiB);
+    open("cx7", 2, 16, Strategy::Sequential);
+    auto base = emu_dev().object_counts();
+    enable_all(4);
+    const uint64_t low = 5 * kGiB / 2;
+    ASSERT_TRUE(dev->configure(guest_with(4, {{0, low, ram.base}, {3 * kGiB, kGiB, ram.base + low}})));
+    auto c = emu_dev().object_counts();
+    EXPECT_EQ(c.umems, base.umems + 2);
+    EXPECT_EQ(c.mkeys, base.mkeys + 3);
+    EXPECT_EQ(phases(4), std::vector<VqPhase>(4, VqPhase::Ready));
+    const uint32_t mkey = fw(0).attr.virtio_q_mkey;
+    emu::DeviceState& st = emu_dev().state();
+    std::lock_guard lk(st.mu);
+    uint8_t mark = 1;
+    for (uint64_t gpa : {uint64_t(0), 2 * kGiB - 32, 2 * kGiB + 8192, 3 * kGiB + 12288}) {
+        auto sp = emu::translate(st, mkey, gpa, 64);
+        ASSERT_TRUE(sp) << std::hex << gpa;
+        // The device's view of the byte is the guest's byte at that address.
+        auto* guest = reinterpret_cast<volatile uint8_t*>(ram.base + (gpa < low ? gpa : gpa - 3 * kGiB + low));
+        *guest = ++mark;
+        EXPECT_EQ(*reinterpret_cast<volatile uint8_t*>((*sp)[0].host), mark) << std::hex << gpa;
+    }
+}
+
 // A 1 TiB guest on a machine with 24 GiB: the registration touches no page
 // (the emulator's view of each chunk shares the memfd's pages) and leaves
 // nothing behind after cleanup.

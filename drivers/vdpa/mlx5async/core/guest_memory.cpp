@@ -46,12 +46,13 @@ uint64_t table_bytes(const std::vector<MemRegion>& t) {
     return total;
 }
 
-// The pieces of each region, in GPA order.
-std::vector<MemChunk> chunks_of(const std::vector<MemRegion>& t) {
-    const uint64_t chunk = mem_chunk_bytes(table_bytes(t));
+// The pieces of each region, in GPA order; with `whole_regions` one per
+// region (DPDK 22.11's registration, the sequential strategy's).
+std::vector<MemChunk> chunks_of(const std::vector<MemRegion>& t, bool whole_regions) {
+    const uint64_t chunk = whole_regions ? UINT64_MAX : mem_chunk_bytes(table_bytes(t));
     std::vector<MemChunk> out;
     for (size_t i = 0; i < t.size(); i++)
-        for (uint64_t off = 0; off < t[i].size; off += chunk)
+        for (uint64_t off = 0; off < t[i].size; off = chunk < t[i].size - off ? off + chunk : t[i].size)
             out.push_back({i, t[i].guest_phys_addr + off, t[i].host_addr + off,
                            std::min(chunk, t[i].size - off)});
     return out;
@@ -212,7 +213,8 @@ Result<void> first_chunk_failure(const devx::BatchResult& res, const std::vector
 
 // The chunks' umems in one batch (each a blocking registration, run in
 // parallel by the engine's workers), then their direct mkeys in one batch,
-// then the indirect mkey over them. Any failure releases everything made
+// then the indirect mkey over them. The sequential strategy registers
+// whole regions, one command at a time (DPDK 22.11). Any failure releases everything made
 // (the MemRegistration and the BatchResults own it) and names the chunk.
 Result<MemRegistration> Device::Impl::register_memory(std::vector<MemRegion> regions) {
     MemRegistration reg;
@@ -223,7 +225,7 @@ Result<MemRegistration> Device::Impl::register_memory(std::vector<MemRegion> reg
         MLX5A_CHECK(n);
         hole = *n;
     }
-    const std::vector<MemChunk> chunks = chunks_of(reg.regions);
+    const std::vector<MemChunk> chunks = chunks_of(reg.regions, cfg.strategy == Strategy::Sequential);
     devx::Batch ub;
     for (const MemChunk& c : chunks)
         ub.add(devx::Command::reg_umem(ctx, reinterpret_cast<void*>(uintptr_t(c.host)), c.size));
@@ -252,7 +254,7 @@ Result<MemRegistration> Device::Impl::register_memory(std::vector<MemRegion> reg
             const uint64_t prev_end = chunks[i - 1].gpa + chunks[i - 1].size;
             add_klm(klm, hole, prev_end, chunks[i].gpa - prev_end);  // a hole between regions
         }
-        klm.push_back({uint32_t(chunks[i].size), prm::mkey_value(*idx, attrs[i].mkey_7_0), chunks[i].gpa});
+        add_klm(klm, prm::mkey_value(*idx, attrs[i].mkey_7_0), chunks[i].gpa, chunks[i].size);
     }
     auto mk = create_mkey(prm::indirect_mkey_attr(reg.regions.front().guest_phys_addr,
                                                   std::move(klm), pd.pdn()),
