@@ -198,6 +198,18 @@ Result<Umem> Umem::reg_existing(const Context& ctx, void* addr, size_t size, uin
     return out;
 }
 
+void PageBuffer::Free::operator()(std::byte* p) const noexcept { std::free(p); }
+
+Result<PageBuffer> PageBuffer::alloc(size_t bytes) {
+    const size_t n = bytes < kPage ? kPage : (bytes + kPage - 1) / kPage * kPage;
+    void* p = std::aligned_alloc(kPage, n);
+    if (!p) return unexpected(Error::sys(ENOMEM, "umem buffer"));
+    std::memset(p, 0, n);
+    PageBuffer b;
+    b.mem_.reset(static_cast<std::byte*>(p));
+    return b;
+}
+
 Umem Umem::adopt(const DevxApi* api, mlx5dv_devx_umem* umem, void* addr, size_t size) noexcept {
     Umem out;
     out.api_ = api;

@@ -131,6 +131,23 @@ private:
     size_t size_ = 0;
 };
 
+// Zeroed, page-aligned memory the driver owns for a umem registered over it
+// elsewhere (a virtq's buffers, through the engine's RegUmem step); it must
+// outlive that registration.
+class PageBuffer {
+public:
+    PageBuffer() = default;
+    static Result<PageBuffer> alloc(size_t bytes);
+    std::byte* data() const noexcept { return mem_.get(); }
+    explicit operator bool() const noexcept { return mem_ != nullptr; }
+
+private:
+    struct Free {
+        void operator()(std::byte* p) const noexcept;
+    };
+    std::unique_ptr<std::byte, Free> mem_;
+};
+
 // A DevX (general) object: PRM obj_id and obj_type kept next to the handle.
 class DevxObj {
 public:

@@ -229,35 +229,51 @@ Result<void> Device::Impl::destroy_virtqs(devx::Batch&& destroys) {
     return first;
 }
 
-// What a virtq object names at CREATE: its three umems, its counters object
-// (one batch) and, with interrupts, its event QP.
+// What a virtq object names at CREATE: its three umems (one batch of
+// registrations), its counters object (one batch) and, with interrupts, its
+// event QP.
 Result<void> Device::Impl::make_virtq_resources(std::span<const uint16_t> todo, uint16_t size) {
     const bool with_counters = gcaps.has_obj_type(uint16_t(prm::ObjType::VIRTIO_Q_COUNTERS));
-    devx::Batch counters;
-    // Umem registrations are blocking calls outside the engine: the batch
-    // deadline (timeout_ms) is checked between them.
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(cfg.timeout_ms);
-    size_t registered = 0;
+    devx::Batch regs, counters;
+    std::vector<std::pair<uint16_t, int>> umem_of;  // (ring, umem number) per registration
     for (uint16_t r : todo) {
         Vq& vq = vqs[r];
         for (int n = 0; n < 3; n++) {
-            uint64_t sz = vcaps.umem_size(n, size);
+            const uint64_t sz = std::max<uint64_t>(vcaps.umem_size(n, size), 1);
             if (vq.umem[n].size() >= sz && vq.umem[n].id()) continue;
-            if (std::chrono::steady_clock::now() > deadline)
-                return fail(Errc::Timeout, "registering the virtqs' umems took longer than timeout_ms=" +
-                                               std::to_string(cfg.timeout_ms) + " (" +
-                                               std::to_string(registered) + " of " +
-                                               std::to_string(3 * todo.size()) + " registered)");
-            auto u = devx::Umem::reg(ctx, std::max<uint64_t>(sz, 1));
-            MLX5A_CHECK(u);
-            vq.umem[n] = std::move(*u);
-            registered++;
+            vq.umem[n].reset();  // too small: deregistered before its memory goes
+            auto mem = devx::PageBuffer::alloc(sz);
+            MLX5A_CHECK(mem);
+            vq.umem_mem[n] = std::move(*mem);
+            regs.add(devx::Command::reg_umem(ctx, vq.umem_mem[n].data(), sz, IBV_ACCESS_LOCAL_WRITE, r));
+            umem_of.emplace_back(r, n);
         }
         if (with_counters && !vq.counters) {
             std::vector<std::byte> in(prm::kCountersCreateInBytes);
             prm::encode_create_counters(in);
             counters.add(devx::Command::create_obj(ctx, std::move(in), prm::kGeneralObjOutHdrBytes, r));
         }
+    }
+    if (!regs.empty()) {
+        auto res = run(std::move(regs), BatchKind::Setup, nullptr);
+        Result<void> first = {};
+        for (size_t i = 0; i < res.entries.size(); i++) {
+            auto [r, n] = umem_of[i];
+            auto& s = res.entries[i].steps.at(0);
+            if (s.ok()) {
+                vqs[r].umem[n] = std::move(s.umem);
+                continue;
+            }
+            // Unanswered: the registration may still complete over it.
+            if (s.state != devx::StepState::Failed) late_umem_mem.push_back(std::move(vqs[r].umem_mem[n]));
+            if (first) {
+                Error e = s.error();
+                e.what = "virtq " + std::to_string(r) + " umem " + std::to_string(n + 1) + ": " +
+                         prm::describe(e);
+                first = unexpected(std::move(e));
+            }
+        }
+        MLX5A_CHECK(first);
     }
     MLX5A_CHECK(ensure_event_qps(todo, size));
     if (!counters.empty()) {

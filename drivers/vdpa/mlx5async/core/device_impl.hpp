@@ -89,6 +89,9 @@ struct Device::Impl {
     // Old memory and log registrations, destroyed after the dev_conf that
     // replaced them returned (takes mu; stopped first at close).
     std::unique_ptr<DeferredRelease> releaser;
+    // Virtq umem memory handed to a registration that never answered: kept
+    // until the device goes (the kernel may still pin it).
+    std::vector<devx::PageBuffer> late_umem_mem;
 
     // device.cpp
     Result<void> query_caps();

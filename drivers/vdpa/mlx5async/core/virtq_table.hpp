@@ -29,7 +29,8 @@ public:
 
     uint16_t index = 0;
     // Declaration order is destruction order reversed: the virtq object goes
-    // before the umems and counters it pins.
+    // before the umems and counters it pins, a umem before its memory.
+    std::array<devx::PageBuffer, 3> umem_mem;
     std::array<devx::Umem, 3> umem;
     EventQp eqp;  // interrupts (event_mode irq); the virtq names its firmware QP
     devx::DevxObj counters;
