@@ -340,17 +340,12 @@ BatchResult Engine::run(Batch&& batch, Clock::time_point deadline) {
         return r;
     }
     if (m.pool && m.opt.workers_follow_caller) m.follow_caller_cpus();
-    bool slow = false;
-    for (const auto& e : batch.entries())
-        for (const Command& c : e.steps) slow = slow || c.kind == CmdKind::RegUmem;
-    m.slow_batch.store(slow, std::memory_order_relaxed);
     switch (m.opt.strategy) {
     case Strategy::Async: r = m.run_async(std::move(batch), deadline); break;
     case Strategy::Sequential: r = m.run_sequential(std::move(batch), deadline); break;
     case Strategy::Threads: r = m.run_threads(std::move(batch), deadline); break;
     }
     r.elapsed = Clock::now() - t0;
-    m.slow_batch.store(false, std::memory_order_relaxed);
     tally(r);
     EngineStats d;
     d.batches = 1;

@@ -64,12 +64,8 @@ struct Engine::Impl {
     }
     static constexpr int64_t kFastCommandNs = 100'000;
     bool fast_commands() const noexcept {
-        return !slow_batch.load(std::memory_order_relaxed) &&
-               blocking_ns.load(std::memory_order_relaxed) < kFastCommandNs;
+        return blocking_ns.load(std::memory_order_relaxed) < kFastCommandNs;
     }
-    // The running batch registers umems: each pins its pages in the kernel
-    // before its command, slow whatever the last commands averaged.
-    std::atomic<bool> slow_batch{false};
     // Fast commands keep at most this many workers awake: the CPUs the
     // workers may run on (worker_cpus); more only switch and contend. A
     // batch of them that hangs grows the pool by the loop's stall check
