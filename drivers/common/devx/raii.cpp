@@ -160,8 +160,6 @@ void Uar::reset() noexcept {
 }
 
 // ---- Umem ----
-void Umem::FreeMem::operator()(std::byte* p) const noexcept { std::free(p); }
-
 Umem& Umem::operator=(Umem&& o) noexcept {
     if (this != &o) {
         reset();
@@ -175,16 +173,12 @@ Umem& Umem::operator=(Umem&& o) noexcept {
 }
 
 Result<Umem> Umem::reg(const Context& ctx, size_t size, uint32_t access) {
-    size_t bytes = size < kPage ? kPage : (size + kPage - 1) / kPage * kPage;
-    void* p = std::aligned_alloc(kPage, bytes);
-    if (!p) return unexpected(Error::sys(ENOMEM, "umem buffer"));
-    std::memset(p, 0, bytes);
-    Umem out;
-    out.api_ = ctx.api();
-    out.mem_.reset(static_cast<std::byte*>(p));
-    out.size_ = size;
-    out.umem_ = ctx.api()->umem_reg(ctx.get(), p, size, access);
-    if (!out.umem_) return unexpected(Error::sys(errno, "mlx5dv_devx_umem_reg"));
+    auto mem = PageBuffer::alloc(size);
+    MLX5A_CHECK(mem);
+    auto out = reg_existing(ctx, mem->data(), size, access);
+    MLX5A_CHECK(out);
+    out->mem_ = std::move(*mem);
+    out->ext_ = nullptr;
     return out;
 }
 
@@ -226,7 +220,7 @@ void Umem::reset() noexcept {
                  std::strerror(r < 0 ? -r : r));
         umem_ = nullptr;
     }
-    mem_.reset();
+    mem_ = {};  // after the deregistration
     ext_ = nullptr;
     size_ = 0;
 }

@@ -89,6 +89,23 @@ private:
     mlx5dv_devx_uar* uar_ = nullptr;
 };
 
+// Zeroed, page-aligned memory (at least one page) the driver owns for a
+// umem: Umem::reg's buffer, or a virtq's buffer registered through the
+// engine's RegUmem step. It must outlive the registration over it.
+class PageBuffer {
+public:
+    PageBuffer() = default;
+    static Result<PageBuffer> alloc(size_t bytes);
+    std::byte* data() const noexcept { return mem_.get(); }
+    explicit operator bool() const noexcept { return mem_ != nullptr; }
+
+private:
+    struct Free {
+        void operator()(std::byte* p) const noexcept;
+    };
+    std::unique_ptr<std::byte, Free> mem_;
+};
+
 // Registered host memory. reg() owns the page-aligned buffer it registered;
 // reg_existing() registers memory someone else owns (guest memory mapped by
 // vhost) and never frees it.
@@ -116,36 +133,16 @@ public:
 
     mlx5dv_devx_umem* get() const noexcept { return umem_; }
     uint32_t id() const noexcept { return umem_ ? umem_->umem_id : 0; }
-    std::byte* data() const noexcept { return mem_ ? mem_.get() : ext_; }
+    std::byte* data() const noexcept { return mem_ ? mem_.data() : ext_; }
     size_t size() const noexcept { return size_; }
     void reset() noexcept;
 
 private:
-    struct FreeMem {
-        void operator()(std::byte* p) const noexcept;
-    };
     const DevxApi* api_ = nullptr;
     mlx5dv_devx_umem* umem_ = nullptr;
-    std::unique_ptr<std::byte, FreeMem> mem_;
+    PageBuffer mem_;  // reg: owned
     std::byte* ext_ = nullptr;  // reg_existing: not owned
     size_t size_ = 0;
-};
-
-// Zeroed, page-aligned memory the driver owns for a umem registered over it
-// elsewhere (a virtq's buffers, through the engine's RegUmem step); it must
-// outlive that registration.
-class PageBuffer {
-public:
-    PageBuffer() = default;
-    static Result<PageBuffer> alloc(size_t bytes);
-    std::byte* data() const noexcept { return mem_.get(); }
-    explicit operator bool() const noexcept { return mem_ != nullptr; }
-
-private:
-    struct Free {
-        void operator()(std::byte* p) const noexcept;
-    };
-    std::unique_ptr<std::byte, Free> mem_;
 };
 
 // A DevX (general) object: PRM obj_id and obj_type kept next to the handle.
