@@ -22,30 +22,14 @@ void DeferredRelease::request() {
     cv_.notify_all();
 }
 
-void DeferredRelease::drain() {
-    std::unique_lock lk(mu_);
-    cv_.wait(lk, [&] { return !pending_ && !running_; });
-}
-
-uint64_t DeferredRelease::runs() const {
-    std::lock_guard lk(mu_);
-    return runs_;
-}
-
 void DeferredRelease::loop(std::stop_token st) {
     std::unique_lock lk(mu_);
     while (cv_.wait(lk, st, [&] { return pending_; })) {
         pending_ = false;
-        running_ = true;
         lk.unlock();
         release_();
         lk.lock();
-        running_ = false;
-        runs_++;
-        cv_.notify_all();  // drain()
     }
-    pending_ = running_ = false;  // stopping: drain() returns
-    cv_.notify_all();
 }
 
 }  // namespace mlx5async::core

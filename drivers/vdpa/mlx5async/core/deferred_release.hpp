@@ -25,18 +25,14 @@ public:
     DeferredRelease& operator=(const DeferredRelease&) = delete;
 
     void request();
-    // Returns once no request is pending or running (tests, teardown).
-    void drain();
-    uint64_t runs() const;  // completed runs
 
 private:
     void loop(std::stop_token st);
 
     std::function<void()> release_;
-    mutable std::mutex mu_;  // protects the flags and runs_
+    std::mutex mu_;  // protects pending_
     std::condition_variable_any cv_;
-    bool pending_ = false, running_ = false;
-    uint64_t runs_ = 0;
+    bool pending_ = false;
     std::jthread thread_;  // last: joined before the members go
 };
 
