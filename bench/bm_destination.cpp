@@ -78,21 +78,15 @@ GuestConfig guest_of(const GuestFile& f, uint64_t gib) {
 // chunks the core registers (whole regions for sequential), see the header.
 double ideal_device_ns(const emu::Profile& p, const GuestConfig& g, bool sequential, uint32_t inflight) {
     const emu::Timing& t = p.timing;
-    uint64_t total = 0;
-    for (const auto& r : g.mem) total += r.size;
-    const uint64_t chunk = sequential ? UINT64_MAX : core::mem_chunk_bytes(total);
     double own_sum = 0, own_max = 0, mtt = 0, chunks = 0, klm = double(g.mem.size() - 1);  // holes
-    for (const auto& r : g.mem)
-        for (uint64_t off = 0; off < r.size;) {
-            const uint64_t len = std::min(chunk, r.size - off);
-            const double pages = double(len) / 4096, own = t.umem_us * 1e3 + pages * t.pin_ns;
-            own_sum += own;
-            own_max = std::max(own_max, own);
-            mtt += pages * t.mtt_ns;
-            chunks += 1;
-            klm += std::ceil(double(len) / double(2ull << 30));  // KLM entries of at most 2 GiB
-            off += len;
-        }
+    for (const core::MemChunk& c : core::chunks_of(g.mem, sequential)) {
+        const double pages = double(c.size) / 4096, own = t.umem_us * 1e3 + pages * t.pin_ns;
+        own_sum += own;
+        own_max = std::max(own_max, own);
+        mtt += pages * t.mtt_ns;
+        chunks += 1;
+        klm += std::ceil(double(c.size) / double(2ull << 30));  // KLM entries of at most 2 GiB
+    }
     const double indirect = t.mkey_us * 1e3 + klm * t.mtt_ns;
     const double virtqs = double(g.vrings.size());
     if (sequential) return own_sum + mtt + chunks * t.mkey_us * 1e3 + indirect + virtqs * t.modify_us * 1e3;

@@ -46,18 +46,6 @@ uint64_t table_bytes(const std::vector<MemRegion>& t) {
     return total;
 }
 
-// The pieces of each region, in GPA order; with `whole_regions` one per
-// region (DPDK 22.11's registration, the sequential strategy's).
-std::vector<MemChunk> chunks_of(const std::vector<MemRegion>& t, bool whole_regions) {
-    const uint64_t chunk = whole_regions ? UINT64_MAX : mem_chunk_bytes(table_bytes(t));
-    std::vector<MemChunk> out;
-    for (size_t i = 0; i < t.size(); i++)
-        for (uint64_t off = 0; off < t[i].size; off = chunk < t[i].size - off ? off + chunk : t[i].size)
-            out.push_back({i, t[i].guest_phys_addr + off, t[i].host_addr + off,
-                           std::min(chunk, t[i].size - off)});
-    return out;
-}
-
 std::string region_text(size_t i, const MemRegion& r) {
     char b[120];
     std::snprintf(b, sizeof b, "region %zu [gpa 0x%llx, +0x%llx) at 0x%llx", i,
@@ -73,6 +61,17 @@ uint64_t mem_chunk_bytes(uint64_t total_bytes) {
     uint64_t chunk = kMinMemChunkBytes;
     while (chunk < kMaxMemChunkBytes && chunk * kMemChunksWanted < total_bytes) chunk <<= 1;
     return chunk;
+}
+
+std::vector<MemChunk> chunks_of(const std::vector<MemRegion>& t, bool whole_regions) {
+    const uint64_t chunk = mem_chunk_bytes(table_bytes(t));
+    std::vector<MemChunk> out;
+    for (size_t i = 0; i < t.size(); i++) {
+        const uint64_t step = whole_regions ? t[i].size : chunk;
+        for (uint64_t off = 0; off < t[i].size; off += step)
+            out.push_back({i, t[i].guest_phys_addr + off, t[i].host_addr + off, std::min(step, t[i].size - off)});
+    }
+    return out;
 }
 
 Result<void> validate_table(const std::vector<MemRegion>& t) {

@@ -76,6 +76,9 @@ struct MemChunk {
     size_t region = 0;  // index in the sorted table
     uint64_t gpa = 0, host = 0, size = 0;
 };
+// The chunks of a sorted table, in GPA order; with `whole_regions` one per
+// region (DPDK 22.11's registration: the sequential strategy's).
+std::vector<MemChunk> chunks_of(const std::vector<MemRegion>& sorted, bool whole_regions);
 
 // The regions in GPA order (what registration and comparison use).
 std::vector<MemRegion> sorted_regions(std::vector<MemRegion> regions);
