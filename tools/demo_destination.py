@@ -17,7 +17,7 @@ sys.path.insert(0, os.path.join(TOP, "tools", "migration"))
 sys.path.insert(0, os.path.join(TOP, "tests", "e2e"))
 from e2e_lib import Proc  # noqa: E402
 from host import Host  # noqa: E402
-from session import vdev  # noqa: E402
+from session import vdev, wait_ledger  # noqa: E402
 
 GUEST_GIB = 64
 PAIRS = 16
@@ -36,14 +36,7 @@ def one_start(build, strategy, workdir, run):
         reply = json.loads(fe.read_until(lambda l: l.startswith("{"), 300))
         if not reply.get("ok", True):
             raise SystemExit(f"demo: vhost-user-guest start failed: {reply}")
-        end = time.monotonic() + 300
-        while True:
-            led = host.ledger()
-            if led.get("start_seq", 0) >= 1 and led.get("conf_returned_ns"):
-                break
-            if time.monotonic() > end:
-                raise SystemExit(f"demo: the {strategy} device never started: {led}")
-            time.sleep(0.05)
+        led = wait_ledger(host, "start_seq", {"start_seq": 0}, "conf_returned_ns", time.monotonic() + 300)
         if led.get("start_rings") != 2 * PAIRS:
             raise SystemExit(f"demo: {led.get('start_rings')} of {2 * PAIRS} virtqs started ({strategy})")
         return led["start_ns"] / 1e6, led["memory_ns"] / 1e6
