@@ -47,16 +47,7 @@ CommandInterface::CommandInterface(const Profile& p, Clock& clock, Trace& trace,
 
 CommandInterface::~CommandInterface() { shutdown(); }
 
-bool CommandInterface::throttled(uint16_t opcode) {
-    // mlx5_cmd_is_throttle_opcode: the general-object commands.
-    switch (Opcode(opcode)) {
-    case Opcode::CREATE_GENERAL_OBJECT:
-    case Opcode::MODIFY_GENERAL_OBJECT:
-    case Opcode::QUERY_GENERAL_OBJECT:
-    case Opcode::DESTROY_GENERAL_OBJECT: return true;
-    default: return false;
-    }
-}
+bool CommandInterface::throttled(uint16_t opcode) { return prm::is_throttled_opcode(opcode); }
 
 // The command's own time: its fixed latency, plus the pages the kernel pins
 // or unpins for a umem (charged while the command holds its slot).

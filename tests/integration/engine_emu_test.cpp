@@ -44,6 +44,71 @@ TEST_P(EnginePeak, PeakEqualsMinOfQueuesAndLimit) {
 
 INSTANTIATE_TEST_SUITE_P(Queues, EnginePeak, ::testing::Values(1u, 5u, 16u, 40u));
 
+constexpr uint16_t kCreateUmem = uint16_t(prm::Opcode::CREATE_UMEM);
+
+// Umem registrations are outside the general-object throttle: 40 that hang
+// fill the 32 command slots (not the throttle's 16), and no more.
+TEST_F(EngineEmu, CommandsOutsideTheThrottleFillTheCommandSlots) {
+    start(1);
+    set_log_sink([](LogLevel, std::string_view) {});
+    std::vector<PageBuffer> mem;
+    Batch b;
+    for (int i = 0; i < 40; ++i) {
+        auto m = PageBuffer::alloc(1 << 16);
+        ASSERT_TRUE(m);
+        mem.push_back(std::move(*m));
+        b.add(Command::reg_umem(rv_->ctx, mem.back().data(), 1 << 16));
+    }
+    emu::FaultRule hang;
+    hang.match.opcode = kCreateUmem;
+    hang.action = emu::FaultAction::Hang;
+    dev_->faults().add(hang);
+    auto fut = std::async(std::launch::async, [&] { return eng_->run(std::move(b), kGenerous); });
+    ASSERT_TRUE(dev_->wait_running(32, kGenerous)) << "running: " << eng_->slots().in_flight();
+    EXPECT_EQ(eng_->slots().in_flight(), 32u);
+    EXPECT_EQ(eng_->throttle().in_flight(), 0u);
+    dev_->close();
+    BatchResult r = fut.get();
+    EXPECT_EQ(r.peak_slots, 32u);
+    EXPECT_EQ(r.peak_inflight, 0u);
+    EXPECT_EQ(dev_->counters().peak_slots, 32u);
+    EXPECT_EQ(r.failed + r.done, 40u);  // every registration answered, none lost
+}
+
+// Hanging MODIFYs and umem registrations in one batch: the general-object
+// commands stay within the throttle, all together within the slots, and the
+// registrations take the slots the throttle leaves.
+TEST_F(EngineEmu, MixedBatchKeepsBothLimits) {
+    start(24);
+    set_log_sink([](LogLevel, std::string_view) {});
+    std::vector<PageBuffer> mem;
+    Batch b;
+    for (size_t q = 0; q < rv_->vqs.size(); ++q) b.add_resume(rv_->vqs[q], int(q));
+    for (int i = 0; i < 24; ++i) {
+        auto m = PageBuffer::alloc(1 << 16);
+        ASSERT_TRUE(m);
+        mem.push_back(std::move(*m));
+        b.add(Command::reg_umem(rv_->ctx, mem.back().data(), 1 << 16));
+    }
+    for (uint16_t op : {kModify, kCreateUmem}) {
+        emu::FaultRule hang;
+        hang.match.opcode = op;
+        hang.action = emu::FaultAction::Hang;
+        dev_->faults().add(hang);
+    }
+    auto fut = std::async(std::launch::async, [&] { return eng_->run(std::move(b), kGenerous); });
+    ASSERT_TRUE(dev_->wait_running(32, kGenerous)) << "running: " << eng_->slots().in_flight();
+    EXPECT_EQ(eng_->slots().in_flight(), 32u);
+    EXPECT_LE(eng_->throttle().in_flight(), 16u);
+    EXPECT_EQ(dev_->inflight(), eng_->throttle().in_flight());
+    dev_->close();
+    BatchResult r = fut.get();
+    EXPECT_EQ(r.peak_slots, 32u);
+    EXPECT_LE(r.peak_inflight, 16u);
+    EXPECT_LE(dev_->counters().peak_inflight, 16u);
+    EXPECT_EQ(r.failed + r.done, 48u);
+}
+
 TEST_F(EngineEmu, SuspendChainReturnsSuspendAndTheDevicesIndexes) {
     start(32, "cx7,modify_us=200,query_us=200");
     for (size_t q = 0; q < 32; ++q) ASSERT_TRUE(dev_->advance_virtq(id(q), uint16_t(q * 3), 7));

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/base/result.hpp"
+#include "common/prm/opcodes.hpp"
 #include "common/prm/virtq.hpp"
 #include "devx_api.hpp"
 #include "raii.hpp"
@@ -45,6 +46,9 @@ struct Command {
     void* umem_addr = nullptr;
     size_t umem_size = 0;
     uint32_t umem_access = 0;
+
+    // Takes a throttle token as well as a command slot (a general-object command).
+    bool throttled() const noexcept { return prm::is_throttled_opcode(opcode); }
 
     // Virtq commands (VIRTIO_NET_Q general object).
     static Result<Command> create_virtq(const Context& ctx, const prm::VirtqAttr& attr,
@@ -135,7 +139,8 @@ struct EntryResult {
 struct BatchResult {
     std::vector<EntryResult> entries;
     unsigned done = 0, failed = 0, timed_out = 0, cancelled = 0;
-    unsigned peak_inflight = 0;  // high-water mark during this run
+    unsigned peak_inflight = 0;  // high-water mark of the throttle during this run
+    unsigned peak_slots = 0;     // of the command slots
     std::chrono::nanoseconds elapsed{0};
     bool ok() const noexcept { return failed == 0 && timed_out == 0 && cancelled == 0; }
 };

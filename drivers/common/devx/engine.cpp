@@ -83,7 +83,7 @@ Result<void> Engine::Impl::setup() {
     auto wfd = UniqueFd::eventfd(0, EFD_NONBLOCK);
     MLX5A_CHECK(wfd);
     work_fd = std::move(*wfd);
-    unsigned nworkers = opt.workers ? opt.workers : opt.max_inflight;
+    unsigned nworkers = opt.workers ? opt.workers : opt.cmd_slots;
     if (opt.strategy == Strategy::Async) {
         auto c = CmdComp::create(api, ctx);
         MLX5A_CHECK(c);
@@ -108,7 +108,8 @@ Result<void> Engine::Impl::setup() {
                            std::memory_order_relaxed);
     if (opt.strategy != Strategy::Sequential)
         pool = std::make_unique<WorkerPool>(
-            nworkers, opt.thread_prefix, [this](std::unique_ptr<Job> j) { worker_run(std::move(j)); });
+            nworkers, opt.thread_prefix, [this](std::unique_ptr<Job> j) { worker_run(std::move(j)); },
+            opt.max_inflight);  // a throttle's worth of workers wakes with one call
     return {};
 }
 
@@ -149,12 +150,13 @@ void Engine::Impl::worker_run(std::unique_ptr<Job> job) noexcept {
     bool stale = job->skip_if_stale && job->gen != live_gen.load(std::memory_order_acquire);
     // Few workers were woken for fast commands: while jobs wait and a slot is
     // free, the pool grows by one, up to fast_workers; once the average says
-    // the commands are slow after all, without that bound. A command that
-    // hangs leaves the average as it was: the loop's stall check grows the
-    // pool then.
-    if (job->continue_async && throttle.in_flight() < throttle.limit())
+    // the commands are slow after all, up to the commands of the job's class
+    // that may run at once. A command that hangs leaves the average as it
+    // was: the loop's stall check grows the pool then.
+    const bool throttled = !job->steps.empty() && job->steps[0].throttled();
+    if (job->continue_async && has_room(throttled))
         pool->wake_one_if_queued(fast_commands() ? fast_workers.load(std::memory_order_relaxed)
-                                                 : UINT32_MAX);
+                                                 : (throttled ? throttle : slots).limit());
     if (!stale) run_steps(*job);
     bool quiet = job_is_quiet(*job);
     if (job->continue_async)
@@ -166,8 +168,10 @@ void Engine::Impl::worker_run(std::unique_ptr<Job> job) noexcept {
 }
 
 void Engine::Impl::run_steps(Job& job) noexcept {
-    bool slot = job.holds_slot;
+    bool held = job.holds_slot;  // admitted, for a command of class held_throttled
+    bool held_throttled = !job.steps.empty() && job.steps[0].throttled();
     for (size_t i = 0; i < job.steps.size(); ++i) {
+        const bool throttled = job.steps[i].throttled();
         if (i > 0) {
             if (!(job.chain || job.continue_async) ||
                 !outcome_ok(job.steps[i - 1], job.outcomes[i - 1]))
@@ -175,18 +179,23 @@ void Engine::Impl::run_steps(Job& job) noexcept {
             if (job.continue_async) {
                 if (job.gen != live_gen.load(std::memory_order_acquire)) break;  // batch returned
                 if (job.steps[i].kind == CmdKind::Query) {
-                    issue_continuation_query(job, i);  // takes the slot over
+                    issue_continuation_query(job, i, held_throttled);  // takes the admission over
                     return;
                 }
-                // A blocking step runs on with the same slot.
+                // A blocking step runs on with the same admission, when of the same class.
+                if (throttled != held_throttled) {
+                    leave(held_throttled);
+                    held = false;
+                }
             } else {
-                throttle.release();  // threads: a slot per blocking call, as the kernel's semaphore
-                slot = false;
+                leave(held_throttled);  // threads: admitted per blocking call, as in the kernel
+                held = false;
             }
         }
-        // Blocking commands wait for a slot, as mlx5_core's semaphore makes them.
-        if (!slot) throttle.acquire();
-        slot = true;
+        // Blocking commands wait for their admission, as mlx5_core's semaphores make them.
+        if (!held) admit(throttled);
+        held = true;
+        held_throttled = throttled;
         if (i == 0 && job.skip_if_stale) {
             uint8_t waiting = Job::kWaiting;
             if (!job.claim.compare_exchange_strong(waiting, Job::kIssued)) break;  // abandoned
@@ -197,19 +206,23 @@ void Engine::Impl::run_steps(Job& job) noexcept {
         int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(o.completed - o.issued).count();
         ewma(blocking_ns, ns, 3);
     }
-    if (slot) throttle.release();
+    if (held) leave(held_throttled);
 }
 
-void Engine::Impl::issue_continuation_query(Job& job, size_t i) noexcept {
+void Engine::Impl::issue_continuation_query(Job& job, size_t i, bool held_throttled) noexcept {
     Command& c = job.steps[i];
+    if (!held_throttled) {  // a QUERY is a general-object command: a token too
+        leave(false);
+        admit(true);
+    }
     job.query_issued = Clock::now();
     int ret = api.obj_query_async(c.obj, c.in.data(), c.in.size(), c.outlen,
                                   make_wr_id(job.gen, job.entry), comp.get());
     if (ret < 0) ret = -ret;
     job.query = ret == 0 ? Job::Continuation::Issued : Job::Continuation::Refused;
     job.query_errno = ret;
-    // Issued: the slot is the query's until the loop reads its completion.
-    if (ret != 0) throttle.release();
+    // Issued: the admission is the query's until the loop reads its completion.
+    if (ret != 0) leave(true);
 }
 
 void Engine::Impl::hand_back(std::unique_ptr<Job> job, bool quiet) noexcept {
@@ -248,7 +261,15 @@ void Engine::Impl::post_live(std::vector<std::unique_ptr<Job>>& jobs) {
         std::lock_guard lk(done_mu);
         live_jobs += static_cast<unsigned>(jobs.size());
     }
-    pool->post_all(jobs, fast_commands() ? 1 : SIZE_MAX);
+    // Slow commands: as many workers awake as admission lets commands run;
+    // the other jobs wait in the queue for a worker that finishes (a worker
+    // woken for a command the throttle holds back would only sleep again).
+    size_t throttled = 0;
+    for (const auto& j : jobs) throttled += !j->steps.empty() && j->steps[0].throttled();
+    const size_t other = jobs.size() - throttled;
+    const size_t runnable = throttled ? std::min<size_t>(slots.limit(), throttle.limit() + other)
+                                      : slots.limit();
+    pool->post_all(jobs, fast_commands() ? 1 : SIZE_MAX, runnable);
 }
 
 std::vector<std::unique_ptr<Job>> Engine::Impl::take_done() {
@@ -288,7 +309,7 @@ void Engine::Impl::drain_stale_completions() noexcept {
     if (!comp.get()) return;
     auto* hdr = reinterpret_cast<mlx5dv_devx_async_cmd_hdr*>(comp_buf.data());
     while (api.get_async_cmd_comp(comp.get(), hdr, comp_buf.size()) == 0) {
-        throttle.release();
+        leave(true);
         EngineStats d;
         d.stale_completions = 1;
         add_stats(d);
@@ -319,6 +340,10 @@ Engine::~Engine() { shutdown(); }
 Result<std::unique_ptr<Engine>> Engine::create(const DevxApi& api, ibv_context* ctx,
                                                EngineOptions opt) {
     if (opt.max_inflight == 0) return fail(Errc::InvalidArgument, "max_inflight must be > 0");
+    if (opt.cmd_slots != 0 && opt.cmd_slots < opt.max_inflight)
+        return fail(Errc::InvalidArgument, "cmd_slots " + std::to_string(opt.cmd_slots) +
+                                               " is below max_inflight " +
+                                               std::to_string(opt.max_inflight));
     auto impl = std::make_unique<Impl>(api, ctx, std::move(opt));
     if (auto r = impl->setup(); !r) {
         impl->release_all();
@@ -361,7 +386,7 @@ bool Engine::drain(Clock::time_point deadline) {
     if (m.released) return true;
     for (;;) {
         m.drain_stale_completions();
-        if (m.throttle.in_flight() == 0 && m.jobs_out.load() == 0) return true;
+        if (m.slots.in_flight() == 0 && m.jobs_out.load() == 0) return true;
         auto now = Clock::now();
         if (now >= deadline) return false;
         pollfd fds[2] = {{m.work_fd.get(), POLLIN, 0}, {m.comp.fd(), POLLIN, 0}};
@@ -376,7 +401,7 @@ unsigned Engine::late_commands() {
     std::lock_guard lk(m.run_mu);
     if (m.released) return 0;
     m.drain_stale_completions();
-    return m.throttle.in_flight();
+    return m.slots.in_flight();
 }
 
 void Engine::shutdown() noexcept {
@@ -391,6 +416,7 @@ void Engine::shutdown() noexcept {
 Strategy Engine::strategy() const noexcept { return impl_->opt.strategy; }
 const EngineOptions& Engine::options() const noexcept { return impl_->opt; }
 const Throttle& Engine::throttle() const noexcept { return impl_->throttle; }
+const Throttle& Engine::slots() const noexcept { return impl_->slots; }
 unsigned Engine::worker_count() const noexcept { return impl_->pool ? impl_->pool->size() : 0; }
 
 EngineStats Engine::stats() const noexcept {

@@ -1,5 +1,6 @@
 // The DevX command engine: runs a Batch of typed commands against one device
-// with at most `max_inflight` outstanding, and returns one result per step.
+// with at most `max_inflight` general-object commands and `cmd_slots`
+// commands of any kind outstanding, and returns one result per step.
 //
 // What the PMD calls:
 //
@@ -58,7 +59,11 @@ std::optional<Strategy> parse_strategy(std::string_view s) noexcept;
 struct EngineOptions {
     Strategy strategy = Strategy::Async;
     unsigned max_inflight = 16;  // mlx5_core: ceil(max_reg_cmds / 2) general-object commands
-    unsigned workers = 0;        // blocking-command threads; 0 = max_inflight
+    // Command slots (mlx5_core max_reg_cmds): every command holds one, so
+    // the commands outside the throttle (CREATE_MKEY, umem registration, QP
+    // and CQ commands) have this many in flight. 0 = 2 x max_inflight.
+    unsigned cmd_slots = 0;
+    unsigned workers = 0;        // blocking-command threads; 0 = cmd_slots
     // The workers run on the CPUs of the thread that calls run(): each run()
     // compares the caller's affinity with the workers' and moves them when it
     // differs. Batches may come from threads on other CPUs than the
@@ -115,7 +120,8 @@ public:
 
     Strategy strategy() const noexcept;
     const EngineOptions& options() const noexcept;
-    const Throttle& throttle() const noexcept;
+    const Throttle& throttle() const noexcept;  // general-object commands
+    const Throttle& slots() const noexcept;     // every command
     EngineStats stats() const noexcept;
     unsigned worker_count() const noexcept;
 

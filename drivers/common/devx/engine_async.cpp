@@ -66,6 +66,10 @@ private:
     static void arm_at(UniqueFd& fd, Clock::time_point t);
     static void disarm(UniqueFd& fd);
     int wait_events(epoll_event* evs, int max);
+    // The blocking commands of this command's class that may run at once.
+    unsigned first_wave(const Command& c) const {
+        return std::min(m_.pool->size(), c.throttled() ? m_.throttle.limit() : m_.slots.limit());
+    }
 
     Engine::Impl& m_;
     std::vector<Entry>& entries_;
@@ -79,7 +83,7 @@ private:
     std::vector<bool> open_;
     size_t open_count_ = 0;
     size_t query_outlen_ = 0;     // largest QUERY output of the batch
-    std::deque<uint32_t> ready_;  // waiting for a throttle slot; continuations first
+    std::deque<uint32_t> ready_;  // waiting for admission; continuations first
     std::vector<uint32_t> busy_;  // async QUERY refused (EBUSY): retry after a completion
     // Completions of QUERYs a worker issued, read before that worker's job
     // came back (the job still holds the command).
@@ -98,14 +102,20 @@ void AsyncRun::start() {
         if (entries_[e].steps.empty()) continue;
         open_[e] = true;
         ++open_count_;
-        ready_.push_back(e);
         for (const Command& c : entries_[e].steps)
             if (c.kind == CmdKind::Query) query_outlen_ = std::max(query_outlen_, c.outlen);
     }
+    // Entries that start outside the throttle go first: the workers take
+    // jobs in order, and one waiting for a throttle token would hold back
+    // the commands queued behind it that need a slot only.
+    for (bool throttled : {false, true})
+        for (uint32_t e = 0; e < entries_.size(); ++e)
+            if (open_[e] && entries_[e].steps[0].throttled() == throttled) ready_.push_back(e);
     // Workers issue QUERYs too: the buffer must fit any of them before they do.
     size_t need = sizeof(mlx5dv_devx_async_cmd_hdr) + query_outlen_;
     if (m_.comp_buf.size() < need) m_.comp_buf.resize(need);
     m_.throttle.reset_peak();
+    m_.slots.reset_peak();
     stall_check_ = m_.fast_commands();
     std::lock_guard lk(m_.done_mu);
     m_.live_jobs = 0;
@@ -120,6 +130,7 @@ void AsyncRun::finish() {
         m_.loop_waiting = false;
     }
     res_.peak_inflight = m_.throttle.peak();
+    res_.peak_slots = m_.slots.peak();
     m_.add_stats(d_);
 }
 
@@ -179,7 +190,7 @@ void AsyncRun::run(Clock::time_point deadline) {
 int AsyncRun::wait_events(epoll_event* evs, int max) {
     if (stall_check_) {
         int n = ::epoll_wait(m_.epoll.get(), evs, max, kStallCheckMs);
-        if (n == 0 && m_.throttle.in_flight() < m_.throttle.limit())
+        if (n == 0 && m_.slots.in_flight() < m_.slots.limit())
             m_.pool->wake_one_if_stalled(nanoseconds(std::chrono::milliseconds(kStallCheckMs)).count());
         return n;
     }
@@ -208,14 +219,14 @@ void AsyncRun::dispatch() {
         uint32_t e = ready_.front();
         const Command& c = entries_[e].steps[next_[e]];
         if (c.kind != CmdKind::Query) {
-            // Blocking commands go to the workers at once; each takes a throttle
-            // slot itself, so a worker that finishes one command starts the
+            // Blocking commands go to the workers at once; each is admitted
+            // on its worker, so a worker that finishes one command starts the
             // next without a round trip through this loop.
             ready_.pop_front();
             issue(e, false);
             continue;
         }
-        if (!m_.throttle.try_acquire()) break;
+        if (!m_.try_admit(true)) break;
         ready_.pop_front();
         issue(e, true);
     }
@@ -238,7 +249,7 @@ void AsyncRun::issue(uint32_t e, bool slot_held) {
         ++d_.async_queries;
         return;
     }
-    m_.throttle.release();
+    m_.leave(true);
     if (is_busy(ret)) {
         // Expected outcome, not an error: the kernel's command slots are full.
         ++r.busy_retries;
@@ -254,7 +265,7 @@ void AsyncRun::issue(uint32_t e, bool slot_held) {
 
 // Step next_[e], a QUERY, was refused (EBUSY/EAGAIN) and holds no slot.
 void AsyncRun::on_busy(uint32_t e) {
-    if (m_.throttle.in_flight() > 0) {  // a completion will come and requeue it
+    if (m_.slots.in_flight() > 0) {  // a completion will come and requeue it
         res_.entries[e].steps[next_[e]].state = StepState::Queued;
         in_flight_[e] = false;
         busy_.push_back(e);
@@ -291,8 +302,8 @@ void AsyncRun::post_blocking(uint32_t e, bool slot_held) {
         // The batch's first job goes at once: its worker's wake-up overlaps
         // with building the others.
         m_.post_live(to_post_);
-    } else if (built_ == m_.pool->size() && open_count_ > built_) {
-        // A first wave for every worker: start it before building the rest,
+    } else if (built_ == first_wave(to_post_.back()->steps[0]) && open_count_ > built_) {
+        // A first wave of what may run at once: start it before building the rest,
         // and give the CPU to the workers just woken (on one CPU they wait
         // on this thread's run queue while it builds the others).
         m_.post_live(to_post_);
@@ -418,7 +429,7 @@ void AsyncRun::on_comp() {
     auto* hdr = reinterpret_cast<mlx5dv_devx_async_cmd_hdr*>(m_.comp_buf.data());
     unsigned freed = 0;
     while (m_.api.get_async_cmd_comp(m_.comp.get(), hdr, m_.comp_buf.size()) == 0) {
-        m_.throttle.release_quiet();
+        m_.leave_quiet(true);
         ++freed;
         auto now = Clock::now();
         uint32_t g = static_cast<uint32_t>(hdr->wr_id >> kGenShift);
@@ -446,7 +457,7 @@ void AsyncRun::on_comp() {
     // Workers blocked for a slot are woken once, after the whole round: one
     // woken per freed slot would preempt this loop, on its CPU, between two
     // completions, making each completion a round trip loop -> worker -> loop.
-    m_.throttle.wake_waiters(freed);
+    m_.wake_admission_waiters(freed);
 }
 
 void AsyncRun::expire(StepState why) {
@@ -462,7 +473,7 @@ void AsyncRun::expire(StepState why) {
         }
         if (abandoned) res_.entries[e].steps[next_[e]].never_issued = true;
     }
-    for (uint32_t e : ready_)  // no throttle slot came free for them
+    for (uint32_t e : ready_)  // no admission came for them
         if (next_[e] < res_.entries[e].steps.size()) res_.entries[e].steps[next_[e]].never_issued = true;
     open_count_ = 0;
     ready_.clear();

@@ -13,6 +13,7 @@ namespace mlx5async::devx {
 BatchResult Engine::Impl::run_sequential(Batch&& b, Clock::time_point deadline) {
     BatchResult res = make_result_skeleton(b);
     throttle.reset_peak();
+    slots.reset_peak();
     EngineStats d;
     auto& entries = b.entries();
     for (size_t e = 0; e < entries.size(); ++e) {
@@ -25,10 +26,11 @@ BatchResult Engine::Impl::run_sequential(Batch&& b, Clock::time_point deadline) 
                 break;
             }
             Outcome o;
-            throttle.acquire();
+            const bool throttled = steps[k].throttled();
+            admit(throttled);
             ++d.steps_issued;
             execute_blocking(steps[k], o);
-            throttle.release();
+            leave(throttled);
             results[k] = finish_step(std::move(steps[k]), std::move(o));
             if (!results[k].ok()) {
                 close_chain(steps, results, k + 1, StepState::Cancelled);
@@ -37,6 +39,7 @@ BatchResult Engine::Impl::run_sequential(Batch&& b, Clock::time_point deadline) 
         }
     }
     res.peak_inflight = throttle.peak();
+    res.peak_slots = slots.peak();
     add_stats(d);
     return res;
 }
@@ -70,6 +73,7 @@ void collect_chain(Job& job, std::vector<StepResult>& results, EngineStats& d) {
 BatchResult Engine::Impl::run_threads(Batch&& b, Clock::time_point deadline) {
     BatchResult res = make_result_skeleton(b);
     throttle.reset_peak();
+    slots.reset_peak();
     const uint32_t g = ++gen;
     auto& entries = b.entries();
     std::vector<bool> open(entries.size(), false);
@@ -108,6 +112,7 @@ BatchResult Engine::Impl::run_threads(Batch&& b, Clock::time_point deadline) {
         std::this_thread::sleep_until(std::min(Clock::now() + kThreadsPollInterval, deadline));
     }
     res.peak_inflight = throttle.peak();
+    res.peak_slots = slots.peak();
     add_stats(d);
     return res;
 }

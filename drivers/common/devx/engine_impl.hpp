@@ -22,12 +22,50 @@ namespace mlx5async::devx {
 
 struct Engine::Impl {
     Impl(const DevxApi& a, ibv_context* c, EngineOptions o)
-        : api(a), ctx(c), opt(std::move(o)), throttle(opt.max_inflight) {}
+        : api(a), ctx(c), opt(with_slots(std::move(o))), throttle(opt.max_inflight),
+          slots(opt.cmd_slots) {}
+    static EngineOptions with_slots(EngineOptions o) noexcept {
+        if (o.cmd_slots == 0) o.cmd_slots = 2 * o.max_inflight;
+        return o;
+    }
 
     const DevxApi& api;
     ibv_context* ctx;
     const EngineOptions opt;
-    Throttle throttle;
+    Throttle throttle;  // general-object commands in flight
+    Throttle slots;     // commands of any kind in flight
+
+    // mlx5_core's admission: a general-object command takes a throttle
+    // token, then a command slot; any other command a slot only. Nobody
+    // waits for a token while holding a slot, so the two never deadlock.
+    void admit(bool throttled) noexcept {
+        if (throttled) throttle.acquire();
+        slots.acquire();
+    }
+    bool try_admit(bool throttled) noexcept {
+        if (throttled && !throttle.try_acquire()) return false;
+        if (slots.try_acquire()) return true;
+        if (throttled) throttle.release();
+        return false;
+    }
+    void leave(bool throttled) noexcept {
+        slots.release();
+        if (throttled) throttle.release();
+    }
+    void leave_quiet(bool throttled) noexcept {  // Throttle::release_quiet
+        slots.release_quiet();
+        if (throttled) throttle.release_quiet();
+    }
+    void wake_admission_waiters(unsigned n) noexcept {
+        slots.wake_waiters(n);
+        throttle.wake_waiters(n);
+    }
+    // A command of this kind would be admitted now (a worker woken for it
+    // would not just wait).
+    bool has_room(bool throttled) const noexcept {
+        return slots.in_flight() < slots.limit() &&
+               (!throttled || throttle.in_flight() < throttle.limit());
+    }
 
     // Owned resources, released by shutdown() in reverse order of set-up.
     CmdComp comp;      // Async: completions of obj_query_async
@@ -96,7 +134,7 @@ struct Engine::Impl {
     // when it needs to act.
     void worker_run(std::unique_ptr<Job> job) noexcept;
     void run_steps(Job& job) noexcept;
-    void issue_continuation_query(Job& job, size_t i) noexcept;
+    void issue_continuation_query(Job& job, size_t i, bool held_throttled) noexcept;
     void hand_back(std::unique_ptr<Job> job, bool quiet) noexcept;
     void wake_loop() noexcept;
     void post(std::unique_ptr<Job> job);

@@ -28,7 +28,7 @@ struct Job {
     uint32_t gen = 0;    // batch generation
     uint32_t entry = 0;  // entry index within that batch
     bool chain = false;  // run every step in order until one fails (threads strategy)
-    bool holds_slot = false;  // a throttle slot was taken for it by the loop
+    bool holds_slot = false;  // the loop admitted steps[0] (Impl::admit) for it
     bool skip_if_stale = false;  // not run when its batch returned before a worker took it
     // Who decides the first step's fate, once: the worker that is about to
     // issue it, or the loop of a batch whose deadline passed while the job
@@ -37,7 +37,7 @@ struct Job {
     static constexpr uint8_t kWaiting = 0, kIssued = 1, kAbandoned = 2;
     std::atomic<uint8_t> claim{kWaiting};
     // Async strategy: after a step succeeds, the worker goes on with the next
-    // one itself, keeping the throttle slot: a blocking step in place, a QUERY
+    // one itself, keeping its admission: a blocking step in place, a QUERY
     // through obj_query_async (then the job ends). The epoll loop is not
     // woken in between: one thread wake-up fewer per chain.
     bool continue_async = false;

@@ -10,76 +10,109 @@
 
 namespace mlx5async::devx {
 
-WorkerPool::WorkerPool(unsigned threads, const std::string& name_prefix, RunFn run)
-    : run_(std::move(run)), busy_since_(threads, 0) {
+WorkerPool::WorkerPool(unsigned threads, const std::string& name_prefix, RunFn run, unsigned tier)
+    : run_(std::move(run)), tier_size_(tier ? tier : std::max(threads, 1u)), busy_since_(threads, 0) {
+    for (unsigned i = 0; i < threads; i += tier_size_) tiers_.push_back(std::make_unique<Tier>());
     threads_.reserve(threads);
     for (unsigned i = 0; i < threads; ++i)
         threads_.push_back(make_named_thread(name_prefix + std::to_string(i),
                                              [this, i] { loop(i); }));
 }
 
+WorkerPool::Wakes WorkerPool::plan_wakes(size_t n) {
+    Wakes w;
+    for (auto& t : tiers_) {
+        if (n == 0) break;
+        const unsigned sleeping = t->idle - t->woken;
+        if (sleeping == 0) continue;
+        const unsigned k = unsigned(std::min<size_t>(n, sleeping));
+        t->woken += k;
+        woken_ += k;
+        n -= k;
+        w.tiers.emplace_back(t.get(), k == sleeping ? UINT32_MAX : k);
+    }
+    return w;
+}
+
+void WorkerPool::notify(const Wakes& w) {
+    for (auto [t, k] : w.tiers) {
+        if (k == UINT32_MAX) {
+            t->cv.notify_all();  // one call wakes the tier's sleepers
+            continue;
+        }
+        for (unsigned i = 0; i < k; ++i) t->cv.notify_one();
+    }
+}
+
 void WorkerPool::post(std::unique_ptr<Job> job) {
+    Wakes w;
     {
         std::lock_guard lk(mu_);
         queue_.push_back(std::move(job));
+        w = plan_wakes(1);
     }
-    cv_.notify_one();
+    notify(w);
 }
 
-void WorkerPool::post_all(std::vector<std::unique_ptr<Job>>& jobs, size_t max_wake) {
+void WorkerPool::post_all(std::vector<std::unique_ptr<Job>>& jobs, size_t max_wake,
+                          size_t max_awake) {
     if (jobs.empty()) return;
-    size_t wake;
-    bool all;
+    Wakes w;
     {
         std::lock_guard lk(mu_);
         for (auto& j : jobs) queue_.push_back(std::move(j));
-        size_t sleeping = idle_ - woken_;
-        wake = std::min({jobs.size(), sleeping, std::max<size_t>(max_wake, 1)});
-        all = wake == sleeping;
-        woken_ += static_cast<unsigned>(wake);
+        const size_t sleeping = idle_ - woken_, awake = busy_since_.size() - sleeping;
+        // At least one, unless a worker is awake: it comes back for the queue.
+        const size_t room = awake < max_awake ? max_awake - awake : 0;
+        w = plan_wakes(std::min({jobs.size(), sleeping, std::max<size_t>(max_wake, 1),
+                                 awake == 0 ? std::max<size_t>(room, 1) : room}));
     }
     jobs.clear();
-    if (all) {
-        cv_.notify_all();  // one call wakes every idle worker
-    } else {
-        for (size_t i = 0; i < wake; ++i) cv_.notify_one();
-    }
+    notify(w);
 }
 
 void WorkerPool::wake_one_if_queued(unsigned max_awake) {
+    Wakes w;
     {
         std::lock_guard lk(mu_);
         if (queue_.empty() || woken_ > 0 || idle_ == 0) return;
         if (busy_since_.size() - (idle_ - woken_) >= max_awake) return;
-        ++woken_;
+        w = plan_wakes(1);
     }
-    cv_.notify_one();
+    notify(w);
 }
 
 void WorkerPool::wake_one_if_stalled(int64_t ns) {
+    Wakes w;
     {
         std::lock_guard lk(mu_);
         if (queue_.empty() || idle_ == woken_) return;
         const int64_t since = steady_now_ns() - ns;
         for (int64_t t : busy_since_)
             if (t > since) return;  // a worker started a job recently: it is moving
-        ++woken_;
+        w = plan_wakes(1);
     }
-    cv_.notify_one();
+    notify(w);
 }
 
 void WorkerPool::loop(size_t self) {
+    Tier& tier = *tiers_[self / tier_size_];
     for (;;) {
         std::unique_ptr<Job> job;
         {
             std::unique_lock lk(mu_);
             busy_since_[self] = 0;
             ++idle_;
+            ++tier.idle;
             while (queue_.empty() && !stopping_) {
-                cv_.wait(lk);
-                if (woken_ > 0) --woken_;  // this notification arrived (or a spurious return)
+                tier.cv.wait(lk);
+                if (tier.woken > 0) {  // this notification arrived (or a spurious return)
+                    --tier.woken;
+                    --woken_;
+                }
             }
             --idle_;
+            --tier.idle;
             if (queue_.empty()) return;  // stopping, nothing left to run
             job = std::move(queue_.front());
             queue_.pop_front();
@@ -103,7 +136,7 @@ std::vector<std::unique_ptr<Job>> WorkerPool::stop() noexcept {
         std::lock_guard lk(mu_);
         stopping_ = true;
     }
-    cv_.notify_all();
+    for (auto& t : tiers_) t->cv.notify_all();
     threads_.clear();  // jthread joins
     std::vector<std::unique_ptr<Job>> left;
     std::lock_guard lk(mu_);

@@ -2,6 +2,10 @@
 // (MODIFY/CREATE/DESTROY have no async form in rdma-core). Created once with
 // the engine, never per batch; woken through a condition variable; joined by
 // stop(). Each finished job goes to the `done` callback, on the worker.
+//
+// Workers sleep in tiers of `tier` threads, one condition variable each:
+// waking a whole tier is one notify_all (one futex call), where waking the
+// same workers of a larger pool one by one costs the poster a call each.
 #pragma once
 
 #include <sched.h>
@@ -24,7 +28,7 @@ class WorkerPool {
 public:
     using RunFn = std::function<void(std::unique_ptr<Job>)>;  // runs and hands the job on
 
-    WorkerPool(unsigned threads, const std::string& name_prefix, RunFn run);
+    WorkerPool(unsigned threads, const std::string& name_prefix, RunFn run, unsigned tier = 0);
     ~WorkerPool() { (void)stop(); }
     WorkerPool(const WorkerPool&) = delete;
     WorkerPool& operator=(const WorkerPool&) = delete;
@@ -33,8 +37,10 @@ public:
     // Queues them all under one lock, then wakes at most one idle worker per
     // job and at most `max_wake` (at least one): a batch's jobs posted one by
     // one woke a worker per post, which preempted the poster before it could
-    // queue the next.
-    void post_all(std::vector<std::unique_ptr<Job>>& jobs, size_t max_wake = SIZE_MAX);
+    // queue the next. Nor more than make `max_awake` workers awake (running
+    // or woken): an awake worker takes the queued jobs when it finishes.
+    void post_all(std::vector<std::unique_ptr<Job>>& jobs, size_t max_wake = SIZE_MAX,
+                  size_t max_awake = SIZE_MAX);
     // Wakes one more idle worker if jobs wait, no wake-up is on its way and
     // fewer than `max_awake` workers are awake: lets the pool grow one worker
     // at a time when few were woken.
@@ -51,13 +57,26 @@ public:
     unsigned size() const noexcept { return static_cast<unsigned>(threads_.size()); }
 
 private:
+    struct Tier {
+        std::condition_variable cv;
+        unsigned idle = 0;   // under mu_: its workers waiting on cv
+        unsigned woken = 0;  // under mu_: of those, notified and not yet running
+    };
     void loop(size_t self);
+    // Under mu_: marks up to n sleeping workers woken, first tiers first;
+    // their notifications go out with notify() after the unlock.
+    struct Wakes {
+        std::vector<std::pair<Tier*, unsigned>> tiers;  // (tier, workers; UINT32_MAX: all)
+    };
+    Wakes plan_wakes(size_t n);
+    static void notify(const Wakes& w);
 
     RunFn run_;
     std::mutex mu_;  // protects queue_
-    std::condition_variable cv_;
+    const unsigned tier_size_;
+    std::vector<std::unique_ptr<Tier>> tiers_;
     bool stopping_ = false;  // under mu_
-    unsigned idle_ = 0;      // under mu_: workers waiting on cv_
+    unsigned idle_ = 0;      // under mu_: workers waiting, all tiers
     unsigned woken_ = 0;     // under mu_: of those, notified and not yet running
     std::vector<int64_t> busy_since_;  // under mu_: per worker, steady ns its job began; 0 idle
     std::deque<std::unique_ptr<Job>> queue_;

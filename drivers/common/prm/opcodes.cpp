@@ -2,6 +2,16 @@
 
 namespace mlx5async::prm {
 
+bool is_throttled_opcode(uint16_t opcode) noexcept {
+    switch (static_cast<Opcode>(opcode)) {
+    case Opcode::CREATE_GENERAL_OBJECT:
+    case Opcode::MODIFY_GENERAL_OBJECT:
+    case Opcode::QUERY_GENERAL_OBJECT:
+    case Opcode::DESTROY_GENERAL_OBJECT: return true;
+    default: return false;
+    }
+}
+
 const char* opcode_name(uint16_t opcode) noexcept {
     switch (static_cast<Opcode>(opcode)) {
     case Opcode::QUERY_HCA_CAP: return "QUERY_HCA_CAP";

@@ -38,6 +38,12 @@ enum class ObjType : uint16_t {
     VIRTIO_Q_COUNTERS = 0x001c,
 };
 
+// mlx5_core's mlx5_cmd_is_throttle_opcode: the general-object commands,
+// which the kernel admits ceil(max_reg_cmds / 2) at a time; every other
+// command (CREATE_MKEY, CREATE_UMEM, QP and CQ commands ...) is bounded only
+// by the command slots (max_reg_cmds).
+bool is_throttled_opcode(uint16_t opcode) noexcept;
+
 // "MODIFY_GENERAL_OBJECT"; "UNKNOWN_OPCODE" otherwise.
 const char* opcode_name(uint16_t opcode) noexcept;
 const char* obj_type_name(uint16_t obj_type) noexcept;

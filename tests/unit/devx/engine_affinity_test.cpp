@@ -64,6 +64,7 @@ protected:
     Engine& engine(bool follow) {
         EngineOptions o;
         o.max_inflight = 4;
+        o.workers = 4;
         o.workers_follow_caller = follow;
         o.thread_prefix = "aff-wk";
         auto e = Engine::create(FakeDevx::api(), fake_.ctx(), o);
