@@ -213,6 +213,13 @@ Umem Umem::adopt(const DevxApi* api, mlx5dv_devx_umem* umem, void* addr, size_t 
     return out;
 }
 
+bool Umem::own(PageBuffer& mem) noexcept {
+    if (!mem || mem.data() != ext_) return false;
+    mem_ = std::move(mem);
+    ext_ = nullptr;
+    return true;
+}
+
 void Umem::reset() noexcept {
     if (umem_) {
         if (int r = api_->umem_dereg(umem_); r != 0)

@@ -130,6 +130,9 @@ public:
     // Takes a umem registered over [addr, addr + size) elsewhere (the engine's
     // RegUmem step).
     static Umem adopt(const DevxApi* api, mlx5dv_devx_umem* umem, void* addr, size_t size) noexcept;
+    // Takes the buffer this umem was registered over (it is freed after the
+    // deregistration); false, and nothing taken, for another buffer.
+    bool own(PageBuffer& mem) noexcept;
 
     mlx5dv_devx_umem* get() const noexcept { return umem_; }
     uint32_t id() const noexcept { return umem_ ? umem_->umem_id : 0; }

@@ -19,6 +19,7 @@ namespace {
 
 using testing_support::Fixture;
 constexpr uint64_t kGiB = 1ull << 30;
+constexpr unsigned kRingUmems = 4;  // a ring's own: its virtq's three, its event QP's
 
 // A sparse memfd mapped shared, as QEMU's guest RAM.
 struct SparseGuest {
@@ -177,6 +178,69 @@ TEST_F(GuestMemory, AFailedChunkFailsTheTableNamingItAndLeavesNothing) {
     emu_dev().faults().clear();
     ASSERT_TRUE(dev->configure(g));  // the same table, once the device answers
     EXPECT_EQ(emu_dev().object_counts().umems, base.umems + chunks({4 * kGiB}));
+    EXPECT_EQ(phases(4), std::vector<VqPhase>(4, VqPhase::Ready));
+}
+
+// A device without pre-created virtqs: its virtqs' umems and counters go
+// in the batch of the chunks' umems, their CREATEs in the batch of the
+// direct mkeys, so every virtq exists before the indirect mkey is asked for
+// (one after the other, they would come after the whole registration).
+TEST_F(GuestMemory, VirtqsAreCreatedInTheMemorysBatches) {
+    SparseGuest ram(4 * kGiB);
+    open("cx7", 0);
+    enable_all(8);
+    emu_dev().clear_trace();
+    ASSERT_TRUE(dev->configure(guest_with(8, {{0, 4 * kGiB, ram.base}})));
+    EXPECT_EQ(phases(8), std::vector<VqPhase>(8, VqPhase::Ready));
+    int64_t last_create = 0, indirect = 0, first_chunk_mkey = INT64_MAX;
+    unsigned creates = 0, mkeys = 0, umems = 0;
+    for (const auto& t : emu_dev().trace()) {
+        switch (prm::Opcode(t.opcode)) {
+        case prm::Opcode::CREATE_GENERAL_OBJECT:  // virtqs and their counters
+            last_create = std::max(last_create, t.submit_ns);
+            creates++;
+            break;
+        case prm::Opcode::CREATE_MKEY:
+            first_chunk_mkey = std::min(first_chunk_mkey, t.submit_ns);
+            indirect = std::max(indirect, t.submit_ns);
+            mkeys++;
+            break;
+        case prm::Opcode::CREATE_UMEM: umems++; break;
+        default: break;
+        }
+    }
+    const uint64_t n = chunks({4 * kGiB});
+    EXPECT_EQ(umems, n + 8 * kRingUmems);
+    EXPECT_EQ(mkeys, n + 1);
+    EXPECT_EQ(creates, 16u);  // 8 counters, 8 virtqs
+    EXPECT_LT(last_create, indirect);  // no virtq waited for the whole registration
+    EXPECT_LT(first_chunk_mkey, last_create);  // the CREATEs shared the direct mkeys' batch
+}
+
+// A chunk's direct mkey fails while the virtqs are made in the same
+// batches: the table fails whole and leaves no mkey and no chunk umem; the
+// virtqs made stay (INIT) for the next start, which registers the table.
+TEST_F(GuestMemory, AFailedChunkInSharedBatchesKeepsTheVirtqsMade) {
+    SparseGuest ram(4 * kGiB);
+    open("cx7", 0);
+    auto base = emu_dev().object_counts();
+    enable_all(4);
+    emu::FaultRule r;
+    r.match.opcode = uint16_t(prm::Opcode::CREATE_MKEY);
+    r.match.nth = 3;
+    r.status = uint8_t(prm::Status::BAD_PARAM_ERR);
+    emu_dev().faults().add(r);
+    auto g = guest_with(4, {{0, 4 * kGiB, ram.base}});
+    auto res = dev->configure(g);
+    ASSERT_FALSE(res);
+    EXPECT_NE(res.error().what.find("direct mkey"), std::string::npos) << res.error().what;
+    auto c = emu_dev().object_counts();
+    EXPECT_EQ(c.mkeys, base.mkeys);
+    EXPECT_EQ(c.umems, base.umems + 4 * kRingUmems);  // the rings' own
+    EXPECT_EQ(phases(4), std::vector<VqPhase>(4, VqPhase::Init));
+    emu_dev().faults().clear();
+    ASSERT_TRUE(dev->configure(g));
+    EXPECT_EQ(emu_dev().object_counts().umems, base.umems + 4 * kRingUmems + chunks({4 * kGiB}));
     EXPECT_EQ(phases(4), std::vector<VqPhase>(4, VqPhase::Ready));
 }
 

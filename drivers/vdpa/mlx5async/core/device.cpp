@@ -171,7 +171,7 @@ Result<void> Device::Impl::ensure_event_qps(std::span<const uint16_t> rings, uin
     uint8_t log_n = 0;
     while ((2u << log_n) <= size && log_n < EventQp::kMaxLog) log_n++;
     auto qps = EventQp::create(*engine, ctx, pd.pdn(), uar.page_id(), eqn, todo, log_n,
-                               std::chrono::milliseconds(cfg.timeout_ms));
+                               std::chrono::milliseconds(cfg.timeout_ms), late_umem_mem);
     MLX5A_CHECK(qps);
     for (size_t i = 0; i < todo.size(); i++) {
         Vq& vq = vqs[todo[i]];
@@ -182,10 +182,28 @@ Result<void> Device::Impl::ensure_event_qps(std::span<const uint16_t> rings, uin
 }
 
 // Creates the objects of `rings` that do not exist (or exist with another
-// ring size): umems first (host memory registration), then one batch of
-// counter objects, then one batch of virtq CREATEs. Objects end in INIT.
+// ring size): one batch of their umems and counter objects, their event
+// QPs, then one batch of virtq CREATEs. Objects end in INIT.
 Result<void> Device::Impl::ensure_objects(std::span<const uint16_t> rings, uint16_t size) {
-    std::vector<uint16_t> todo;
+    auto o = plan_objects(rings, size);
+    MLX5A_CHECK(o);
+    if (o->rings.empty()) return {};
+    devx::Batch res_batch;
+    MLX5A_CHECK(add_virtq_resources(*o, res_batch));
+    auto res = run(std::move(res_batch), BatchKind::Setup, nullptr);
+    MLX5A_CHECK(take_virtq_resources(*o, res));
+    MLX5A_CHECK(ensure_event_qps(o->rings, size));
+    devx::Batch creates;
+    MLX5A_CHECK(add_virtq_creates(*o, creates));
+    auto cres = run(std::move(creates), BatchKind::Setup, nullptr);
+    return take_virtq_creates(*o, cres);
+}
+
+// The rings of `rings` that need an object of this size; objects of
+// another size, or in ERR, are destroyed first (one batch).
+Result<ObjectBuild> Device::Impl::plan_objects(std::span<const uint16_t> rings, uint16_t size) {
+    ObjectBuild o;
+    o.size = size;
     devx::Batch destroys;
     for (uint16_t r : rings) {
         Vq& vq = vqs.at(r);
@@ -197,12 +215,10 @@ Result<void> Device::Impl::ensure_objects(std::span<const uint16_t> rings, uint1
             vqs.mark_for_recreation(vq);  // until its destroy succeeded
             destroys.add(devx::Command::destroy(std::move(vq.obj), r));
         }
-        todo.push_back(r);
+        o.rings.push_back(r);
     }
-    if (todo.empty()) return {};
     MLX5A_CHECK(destroy_virtqs(std::move(destroys)));
-    MLX5A_CHECK(make_virtq_resources(todo, size));
-    return create_virtqs(todo, size);
+    return o;
 }
 
 // One batch of virtq DESTROYs; a virtq whose destroy failed keeps its object
@@ -229,75 +245,77 @@ Result<void> Device::Impl::destroy_virtqs(devx::Batch&& destroys) {
     return first;
 }
 
-// What a virtq object names at CREATE: its three umems (one batch of
-// registrations), its counters object (one batch) and, with interrupts, its
-// event QP.
-Result<void> Device::Impl::make_virtq_resources(std::span<const uint16_t> todo, uint16_t size) {
+// What a virtq object names at CREATE: its three umems and its counters
+// object (with interrupts also its event QP: ensure_event_qps).
+Result<void> Device::Impl::add_virtq_resources(ObjectBuild& o, devx::Batch& b) {
     const bool with_counters = gcaps.has_obj_type(uint16_t(prm::ObjType::VIRTIO_Q_COUNTERS));
-    devx::Batch regs, counters;
-    std::vector<std::pair<uint16_t, int>> umem_of;  // (ring, umem number) per registration
-    for (uint16_t r : todo) {
+    o.umems_at = b.size();
+    o.umem_of.clear();
+    for (uint16_t r : o.rings) {
         Vq& vq = vqs[r];
         for (int n = 0; n < 3; n++) {
-            const uint64_t sz = std::max<uint64_t>(vcaps.umem_size(n, size), 1);
+            const uint64_t sz = std::max<uint64_t>(vcaps.umem_size(n, o.size), 1);
             if (vq.umem[n].size() >= sz && vq.umem[n].id()) continue;
             vq.umem[n].reset();  // too small: deregistered before its memory goes
             auto mem = devx::PageBuffer::alloc(sz);
             MLX5A_CHECK(mem);
             vq.umem_mem[n] = std::move(*mem);
-            regs.add(devx::Command::reg_umem(ctx, vq.umem_mem[n].data(), sz, IBV_ACCESS_LOCAL_WRITE, r));
-            umem_of.emplace_back(r, n);
-        }
-        if (with_counters && !vq.counters) {
-            std::vector<std::byte> in(prm::kCountersCreateInBytes);
-            prm::encode_create_counters(in);
-            counters.add(devx::Command::create_obj(ctx, std::move(in), prm::kGeneralObjOutHdrBytes, r));
+            b.add(devx::Command::reg_umem(ctx, vq.umem_mem[n].data(), sz, IBV_ACCESS_LOCAL_WRITE, r));
+            o.umem_of.emplace_back(r, n);
         }
     }
-    if (!regs.empty()) {
-        auto res = run(std::move(regs), BatchKind::Setup, nullptr);
-        Result<void> first = {};
-        for (size_t i = 0; i < res.entries.size(); i++) {
-            auto [r, n] = umem_of[i];
-            auto& s = res.entries[i].steps.at(0);
-            if (s.ok()) {
-                vqs[r].umem[n] = std::move(s.umem);
-                continue;
-            }
-            // Unanswered: the registration may still complete over it.
-            if (s.state != devx::StepState::Failed) late_umem_mem.push_back(std::move(vqs[r].umem_mem[n]));
-            if (first) {
-                Error e = s.error();
-                e.what = "virtq " + std::to_string(r) + " umem " + std::to_string(n + 1) + ": " +
-                         prm::describe(e);
-                first = unexpected(std::move(e));
-            }
-        }
-        MLX5A_CHECK(first);
+    o.counters_at = b.size();
+    for (uint16_t r : o.rings) {
+        if (!with_counters || vqs[r].counters) continue;
+        std::vector<std::byte> in(prm::kCountersCreateInBytes);
+        prm::encode_create_counters(in);
+        b.add(devx::Command::create_obj(ctx, std::move(in), prm::kGeneralObjOutHdrBytes, r));
     }
-    MLX5A_CHECK(ensure_event_qps(todo, size));
-    if (!counters.empty()) {
-        auto res = run(std::move(counters), BatchKind::Setup, nullptr);
-        for (auto& e : res.entries) {
-            if (!e.ok()) return unexpected(e.steps.back().error());
-            vqs[e.queue].counters = std::move(e.steps[0].obj);
+    o.counters = b.size() - o.counters_at;
+    return {};
+}
+
+Result<void> Device::Impl::take_virtq_resources(ObjectBuild& o, devx::BatchResult& res) {
+    Result<void> first = {};
+    for (size_t i = 0; i < o.umem_of.size(); i++) {
+        auto [r, n] = o.umem_of[i];
+        auto& s = res.entries.at(o.umems_at + i).steps.at(0);
+        if (s.ok()) {
+            vqs[r].umem[n] = std::move(s.umem);
+            continue;
         }
+        // Unanswered: the registration may still complete over it.
+        if (s.state != devx::StepState::Failed) late_umem_mem.push_back(std::move(vqs[r].umem_mem[n]));
+        if (first) {
+            Error e = s.error();
+            e.what = "virtq " + std::to_string(r) + " umem " + std::to_string(n + 1) + ": " +
+                     prm::describe(e);
+            first = unexpected(std::move(e));
+        }
+    }
+    for (size_t i = 0; i < o.counters; i++) {
+        auto& e = res.entries.at(o.counters_at + i);
+        if (e.ok()) vqs[e.queue].counters = std::move(e.steps[0].obj);
+        else first = first_error(first, unexpected(e.steps.back().error()));
+    }
+    return first;
+}
+
+Result<void> Device::Impl::add_virtq_creates(ObjectBuild& o, devx::Batch& b) {
+    o.creates_at = b.size();
+    for (uint16_t r : o.rings) {
+        auto c = devx::Command::create_virtq(ctx, base_attr(vqs[r], o.size), r);
+        MLX5A_CHECK(c);
+        b.add(std::move(*c));
     }
     return {};
 }
 
-// One batch of virtq CREATEs; the objects end in INIT, subscribed to their
-// error events.
-Result<void> Device::Impl::create_virtqs(std::span<const uint16_t> todo, uint16_t size) {
-    devx::Batch creates;
-    for (uint16_t r : todo) {
-        auto c = devx::Command::create_virtq(ctx, base_attr(vqs[r], size), r);
-        MLX5A_CHECK(c);
-        creates.add(std::move(*c));
-    }
-    auto res = run(std::move(creates), BatchKind::Setup, nullptr);
+// The objects end in INIT, subscribed to their error events.
+Result<void> Device::Impl::take_virtq_creates(ObjectBuild& o, devx::BatchResult& res) {
     Result<void> first = {};
-    for (auto& e : res.entries) {
+    for (size_t i = 0; i < o.rings.size(); i++) {
+        auto& e = res.entries.at(o.creates_at + i);
         Vq& vq = vqs[e.queue];
         if (!e.ok()) {
             if (first) first = unexpected(e.steps.back().error());
@@ -310,8 +328,8 @@ Result<void> Device::Impl::create_virtqs(std::span<const uint16_t> todo, uint16_
             if (!sub) logf(LogLevel::Warning, "%s: virtq %u: no error events: %s", name.c_str(),
                            vq.index, prm::describe(sub.error()).c_str());
         }
-        vq.size = size;
-        vq.attr = base_attr(vq, size);
+        vq.size = o.size;
+        vq.attr = base_attr(vq, o.size);
         vq.fw_state = uint8_t(prm::VirtqState::INIT);
         first = first_error(first, vqs.transition(vq, VqPhase::Init));
     }

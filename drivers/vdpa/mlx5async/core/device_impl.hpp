@@ -55,6 +55,28 @@ struct CommandTrace {
     static constexpr size_t kMax = 1 << 16;
 };
 
+// Virtq objects in the making (device.cpp): the rings of one ring size,
+// and where their commands sit in the batches they were added to.
+struct ObjectBuild {
+    uint16_t size = 0;
+    std::vector<uint16_t> rings;
+    std::vector<std::pair<uint16_t, int>> umem_of;  // per registration: (ring, umem number)
+    size_t umems_at = 0, counters_at = 0, counters = 0, creates_at = 0;  // first entry, count
+};
+
+// A memory table in the making (guest_memory.cpp): its chunks, then their
+// umems and direct mkeys, then the indirect mkey over them.
+struct MemoryBuild {
+    MemRegistration reg;
+    std::vector<MemChunk> chunks;
+    std::vector<prm::MkeyAttr> attrs;  // the chunks' direct mkeys
+    std::vector<uint32_t> mkeys;       // and their values, once created
+    uint32_t hole = 0;                 // the null mkey, for tables with holes
+    size_t umems_at = 0, mkeys_at = 0;  // first entry in their batches
+    size_t chains = 1;                  // umem entries (add_memory_umems)
+    devx::StepResult& umem_step(devx::BatchResult& res, size_t chunk) const;
+};
+
 struct Device::Impl {
     std::string name;
     DeviceConfig cfg;
@@ -100,9 +122,14 @@ struct Device::Impl {
     Result<void> setup_interrupts();
     Result<void> ensure_event_qps(std::span<const uint16_t> rings, uint16_t size);
     Result<void> ensure_objects(std::span<const uint16_t> rings, uint16_t size);
+    // ensure_objects in steps, each adding its commands to a batch the
+    // caller may share with other work, then taking their results.
+    Result<ObjectBuild> plan_objects(std::span<const uint16_t> rings, uint16_t size);
+    Result<void> add_virtq_resources(ObjectBuild& o, devx::Batch& b);  // umems, counters
+    Result<void> take_virtq_resources(ObjectBuild& o, devx::BatchResult& r);
+    Result<void> add_virtq_creates(ObjectBuild& o, devx::Batch& b);
+    Result<void> take_virtq_creates(ObjectBuild& o, devx::BatchResult& r);
     Result<void> destroy_virtqs(devx::Batch&& destroys);
-    Result<void> make_virtq_resources(std::span<const uint16_t> todo, uint16_t size);
-    Result<void> create_virtqs(std::span<const uint16_t> todo, uint16_t size);
     prm::VirtqAttr base_attr(const Vq& vq, uint16_t size) const;
     Result<void> start_events();
     void on_virtq_event(uint16_t ring);
@@ -119,8 +146,20 @@ struct Device::Impl {
     prm::VirtqAttr start_attr(const Vq& vq, const VringConfig* vr, bool vhost_indexes) const;
 
     // guest_memory.cpp
-    Result<void> update_memory(const std::vector<MemRegion>& table);
-    Result<MemRegistration> register_memory(std::vector<MemRegion> regions);
+    // A table's registration in steps, each adding its commands to a batch
+    // (prepare_start runs them): chunk umems, direct mkeys, indirect mkey.
+    Result<MemoryBuild> plan_memory(std::vector<MemRegion> regions);
+    void add_memory_umems(MemoryBuild& m, devx::Batch& b);
+    Result<void> take_memory_umems(MemoryBuild& m, devx::BatchResult& r);
+    Result<void> add_memory_mkeys(MemoryBuild& m, devx::Batch& b);
+    Result<void> take_memory_mkeys(MemoryBuild& m, devx::BatchResult& r);
+    Result<MemRegistration> finish_memory(MemoryBuild& m);  // the indirect mkey
+    void commit_memory(MemRegistration next);  // current; the old one retired
+    // device_start.cpp: dev_conf's work before its rings start, in shared
+    // batches. `memory_ok`: the table is the registered one now.
+    using RingGroups = std::vector<std::pair<uint16_t, std::vector<uint16_t>>>;  // (size, rings)
+    Result<void> prepare_start(const std::vector<MemRegion>& table, const RingGroups& groups,
+                               bool& memory_ok);
     Result<uint32_t> create_mkey(const prm::MkeyAttr& a, devx::DevxObj& obj, BatchKind kind);
     Result<uint32_t> null_mkey();
     void add_mkey_repoints(devx::Batch& b, std::vector<prm::VirtqAttr>& sent,

@@ -33,16 +33,9 @@ Result<void> Device::configure(const GuestConfig& g) {
                                                    std::to_string(d.vqs.size()) + " virtqs");
     Result<void> known = d.reconcile();
     const uint64_t registrations = d.mem.registrations;
-    // No-op while the table is unchanged; a refused table leaves no guest
-    // for later ring enables to start.
-    if (auto m = d.update_memory(g.mem); !m) {
-        d.guest_valid = false;
-        return m;
-    }
-    d.guest = g;
-    d.guest_valid = true;
-    d.ledger.mark(LedgerPhase::MemoryRegistered);
-    // Rings vhost has not enabled stay as they are (set_vring_state brings them).
+    // Rings vhost has not enabled stay as they are (set_vring_state brings
+    // them). A ring is checked against the table this dev_conf registers.
+    const std::vector<MemRegion> table = sorted_regions(g.mem);
     std::vector<uint16_t> start;
     Result<void> bad_ring = {};
     for (const auto& vr : g.vrings) {
@@ -51,7 +44,7 @@ Result<void> Device::configure(const GuestConfig& g) {
         // vhost indexes, not from a previous session's suspend.
         vq.start_from_vhost = !vq.enabled;
         if (!vq.enabled || vq.unsure) continue;
-        if (auto ok = validate_vring(vr, d.mem.current.regions); !ok) {  // never started
+        if (auto ok = validate_vring(vr, table); !ok) {  // never started
             bad_ring = first_error(bad_ring, ok);
             continue;
         }
@@ -59,19 +52,26 @@ Result<void> Device::configure(const GuestConfig& g) {
         // A different ring size needs a new object (queue_size is not modifiable).
         if (vq.phase() != VqPhase::Absent && vq.size != vr.size) d.vqs.mark_for_recreation(vq);
     }
-    // Group by ring size: objects are created per size.
-    std::vector<uint16_t> sizes;
+    // Grouped by ring size: objects are created per size.
+    Device::Impl::RingGroups groups;
     for (uint16_t r : start) {
         const uint16_t sz = g.vring(r)->size;  // `start` holds rings of g
-        if (std::find(sizes.begin(), sizes.end(), sz) == sizes.end()) sizes.push_back(sz);
+        auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == sz; });
+        if (it == groups.end()) it = groups.insert(groups.end(), {sz, {}});
+        it->second.push_back(r);
     }
-    for (uint16_t sz : sizes) {
-        std::vector<uint16_t> group;
-        for (const auto& vr : g.vrings)
-            if (vr.size == sz && std::find(start.begin(), start.end(), vr.index) != start.end())
-                group.push_back(vr.index);
-        MLX5A_CHECK(d.ensure_objects(group, sz));
+    // The memory registration (none while the table is unchanged) and the
+    // missing virtq objects, in shared batches; a refused or failed table
+    // leaves no guest for later ring enables to start.
+    bool memory_ok = false;
+    auto prepared = d.prepare_start(g.mem, groups, memory_ok);
+    if (!memory_ok) {
+        d.guest_valid = false;
+        return prepared;
     }
+    d.guest = g;
+    d.guest_valid = true;
+    MLX5A_CHECK(prepared);
     d.ledger.mark(LedgerPhase::VirtqsCreated);
     if (d.irq_relay) {  // this dev_conf's callfds, before a ring can raise an interrupt
         std::vector<std::pair<uint16_t, int>> calls;

@@ -42,14 +42,13 @@ prm::QpAttr receive_only_rc_qp(uint32_t pdn, prm::QpRqType rq) {
 Result<std::vector<EventQp>> EventQp::create(devx::Engine& engine, const devx::Context& ctx,
                                              uint32_t pdn, uint32_t uar_page, uint32_t eqn,
                                              std::span<const uint16_t> rings, uint8_t log_n,
-                                             std::chrono::milliseconds timeout) {
+                                             std::chrono::milliseconds timeout,
+                                             std::vector<devx::PageBuffer>& late) {
     if (log_n > kMaxLog) log_n = kMaxLog;
     std::vector<EventQp> qps(rings.size());
     // Memory first: receive queue, CQ, doorbell records (registered host memory).
+    MLX5A_CHECK(register_umems(qps, engine, ctx, rings, timeout, late));
     for (auto& q : qps) {
-        auto u = devx::Umem::reg(ctx, kUmemBytes);
-        MLX5A_CHECK(u);
-        q.mem_ = std::move(*u);
         q.log_n_ = log_n;
         // CQE 0 says "WQE 0xffff completed": the first real completion (WQE 0)
         // then counts as one (DPDK mlx5_vdpa_cq_create does the same).
@@ -64,6 +63,34 @@ Result<std::vector<EventQp>> EventQp::create(devx::Engine& engine, const devx::C
     // we repost.
     for (auto& q : qps) store_be32(q.mem_.data() + kQpDbrOffset, 1u << q.log_n_);
     return qps;
+}
+
+// One batch of registrations (in parallel on the engine's workers).
+Result<void> EventQp::register_umems(Qps& qps, devx::Engine& engine, const devx::Context& ctx,
+                                     std::span<const uint16_t> rings, std::chrono::milliseconds timeout,
+                                     std::vector<devx::PageBuffer>& late) {
+    std::vector<devx::PageBuffer> bufs;
+    devx::Batch regs;
+    for (size_t i = 0; i < qps.size(); i++) {
+        auto m = devx::PageBuffer::alloc(kUmemBytes);
+        MLX5A_CHECK(m);
+        bufs.push_back(std::move(*m));
+        regs.add(devx::Command::reg_umem(ctx, bufs.back().data(), kUmemBytes, IBV_ACCESS_LOCAL_WRITE,
+                                         rings[i]));
+    }
+    auto res = engine.run(std::move(regs), timeout);
+    Result<void> first = {};
+    for (size_t i = 0; i < qps.size(); i++) {
+        auto& s = res.entries[i].steps.at(0);
+        if (s.ok()) {
+            qps[i].mem_ = std::move(s.umem);
+            qps[i].mem_.own(bufs[i]);
+            continue;
+        }
+        if (s.state != devx::StepState::Failed) late.push_back(std::move(bufs[i]));
+        if (first) first = unexpected(step_error(res.entries[i], rings[i], "event QP umem"));
+    }
+    return first;
 }
 
 // The CQs (collapsed: the device rewrites CQE 0 for every completion).

@@ -35,13 +35,16 @@ public:
     EventQp& operator=(EventQp&&) = default;
 
     // The CQ/QP pair of each ring in `rings`, created through `engine` in
-    // three batches (CQs; QPs; both QPs' RST->INIT->RTR->RTS chains), with
-    // 2^log_n receive WQEs posted and CQE 0 set to "nothing yet". Results in
-    // ring order; a failure names the ring and the command.
+    // four batches (umems; CQs; QPs; both QPs' RST->INIT->RTR->RTS chains),
+    // with 2^log_n receive WQEs posted and CQE 0 set to "nothing yet".
+    // Results in ring order; a failure names the ring and the command. A
+    // umem registration left unanswered leaves its buffer in `late` (the
+    // kernel may still pin it).
     static Result<std::vector<EventQp>> create(devx::Engine& engine, const devx::Context& ctx,
                                                uint32_t pdn, uint32_t uar_page, uint32_t eqn,
                                                std::span<const uint16_t> rings, uint8_t log_n,
-                                               std::chrono::milliseconds timeout);
+                                               std::chrono::milliseconds timeout,
+                                               std::vector<devx::PageBuffer>& late);
 
     explicit operator bool() const { return bool(fw_qp_); }
     const devx::DevxObj& cq() const { return cq_; }
@@ -59,8 +62,12 @@ public:
     void next_arm_sn() { arm_sn_ = uint8_t((arm_sn_ + 1) & 3); }
 
 private:
-    // create()'s three batches: the CQs, the QP pairs, their connection.
+    // create()'s batches: the umems, the CQs, the QP pairs, their connection.
     using Qps = std::vector<EventQp>;
+    static Result<void> register_umems(Qps& qps, devx::Engine& engine, const devx::Context& ctx,
+                                       std::span<const uint16_t> rings,
+                                       std::chrono::milliseconds timeout,
+                                       std::vector<devx::PageBuffer>& late);
     static Result<void> create_cqs(Qps& qps, devx::Engine& engine, const devx::Context& ctx,
                                    uint32_t uar_page, uint32_t eqn, std::span<const uint16_t> rings,
                                    std::chrono::milliseconds timeout);

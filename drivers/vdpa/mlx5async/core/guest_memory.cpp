@@ -22,13 +22,17 @@ void add_klm(std::vector<prm::KlmEntry>& klm, uint32_t mkey, uint64_t gpa, uint6
         klm.push_back({uint32_t(std::min(kMaxKlmBytes, bytes - off)), mkey, gpa + off});
 }
 
-bool same_regions(const std::vector<MemRegion>& a, const std::vector<MemRegion>& b) {
+}  // namespace
+
+bool same_table(const std::vector<MemRegion>& a, const std::vector<MemRegion>& b) {
     return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const MemRegion& x, const MemRegion& y) {
         return x.guest_phys_addr == y.guest_phys_addr && x.size == y.size &&
                x.host_addr == y.host_addr && x.file_dev == y.file_dev && x.file_ino == y.file_ino &&
                x.file_offset == y.file_offset;
     });
 }
+
+namespace {
 
 bool has_holes(const std::vector<MemRegion>& r) {
     for (size_t i = 1; i < r.size(); i++)
@@ -195,95 +199,118 @@ std::string chunk_text(const std::vector<MemRegion>& t, const MemChunk& c) {
     return "guest memory " + region_text(c.region, t[c.region]) + b;
 }
 
-// The first failed step of a batch, as an Error naming its chunk and what failed.
-Result<void> first_chunk_failure(const devx::BatchResult& res, const std::vector<MemRegion>& t,
-                                 const std::vector<MemChunk>& chunks, const char* what) {
-    for (size_t i = 0; i < res.entries.size(); i++) {
-        const auto& s = res.entries[i].steps.at(0);
-        if (s.ok()) continue;
-        Error e = s.error();
-        e.what = chunk_text(t, chunks[i]) + ": " + what + ": " + prm::describe(e);
-        return unexpected(std::move(e));
+
+}  // namespace
+
+Result<MemoryBuild> Device::Impl::plan_memory(std::vector<MemRegion> regions) {
+    MemoryBuild m;
+    m.reg.regions = std::move(regions);
+    if (has_holes(m.reg.regions)) {
+        auto n = null_mkey();
+        MLX5A_CHECK(n);
+        m.hole = *n;
+    }
+    m.chunks = chunks_of(m.reg.regions, cfg.strategy == Strategy::Sequential);
+    return m;
+}
+
+// Chains of registrations, at most max_inflight of them (half the command
+// slots): that many in flight keep the pinning and the firmware's
+// translation lanes busy (doc/emulator.md, "Memory registration"), and the
+// other half of the slots stays free for the virtqs' commands that share
+// the batch. Chunk i is step i / chains of entry i % chains (GPA order
+// along a chain).
+void Device::Impl::add_memory_umems(MemoryBuild& m, devx::Batch& b) {
+    m.umems_at = b.size();
+    m.chains = std::max<size_t>(1, std::min<size_t>(m.chunks.size(), cfg.max_inflight));
+    std::vector<devx::Entry> chains(m.chains);
+    for (size_t i = 0; i < m.chunks.size(); i++) {
+        const MemChunk& c = m.chunks[i];
+        chains[i % m.chains].steps.push_back(
+            devx::Command::reg_umem(ctx, reinterpret_cast<void*>(uintptr_t(c.host)), c.size));
+    }
+    for (auto& e : chains) b.add(std::move(e));
+}
+
+devx::StepResult& MemoryBuild::umem_step(devx::BatchResult& res, size_t chunk) const {
+    return res.entries.at(umems_at + chunk % chains).steps.at(chunk / chains);
+}
+
+Result<void> Device::Impl::take_memory_umems(MemoryBuild& m, devx::BatchResult& res) {
+    for (size_t i = 0; i < m.chunks.size(); i++) {
+        auto& s = m.umem_step(res, i);
+        if (!s.ok()) {
+            Error e = s.error();
+            e.what = chunk_text(m.reg.regions, m.chunks[i]) + ": umem registration: " + prm::describe(e);
+            return unexpected(std::move(e));
+        }
+        m.reg.umems.push_back(std::move(s.umem));
     }
     return {};
 }
 
-}  // namespace
-
-// The chunks' umems in one batch (each a blocking registration, run in
-// parallel by the engine's workers), then their direct mkeys in one batch,
-// then the indirect mkey over them. The sequential strategy registers
-// whole regions, one command at a time (DPDK 22.11). Any failure releases everything made
-// (the MemRegistration and the BatchResults own it) and names the chunk.
-Result<MemRegistration> Device::Impl::register_memory(std::vector<MemRegion> regions) {
-    MemRegistration reg;
-    reg.regions = std::move(regions);
-    uint32_t hole = 0;
-    if (has_holes(reg.regions)) {
-        auto n = null_mkey();
-        MLX5A_CHECK(n);
-        hole = *n;
-    }
-    const std::vector<MemChunk> chunks = chunks_of(reg.regions, cfg.strategy == Strategy::Sequential);
-    devx::Batch ub;
-    for (const MemChunk& c : chunks)
-        ub.add(devx::Command::reg_umem(ctx, reinterpret_cast<void*>(uintptr_t(c.host)), c.size));
-    auto ures = run(std::move(ub), BatchKind::Memory, nullptr);
-    for (auto& e : ures.entries)
-        if (e.ok()) reg.umems.push_back(std::move(e.steps[0].umem));
-    MLX5A_CHECK(first_chunk_failure(ures, reg.regions, chunks, "umem registration"));
-    devx::Batch mb;
-    std::vector<prm::MkeyAttr> attrs;
-    for (size_t i = 0; i < chunks.size(); i++) {
-        attrs.push_back(prm::direct_mkey_attr(reg.umems[i].id(), 0, chunks[i].gpa, chunks[i].size,
-                                              pd.pdn()));
-        auto in = prm::encode_create_mkey(attrs.back());
+Result<void> Device::Impl::add_memory_mkeys(MemoryBuild& m, devx::Batch& b) {
+    m.mkeys_at = b.size();
+    m.attrs.clear();
+    for (size_t i = 0; i < m.chunks.size(); i++) {
+        m.attrs.push_back(prm::direct_mkey_attr(m.reg.umems.at(i).id(), 0, m.chunks[i].gpa,
+                                                m.chunks[i].size, pd.pdn()));
+        auto in = prm::encode_create_mkey(m.attrs.back());
         MLX5A_CHECK(in);
-        mb.add(devx::Command::create_obj(ctx, std::move(*in), prm::kCreateMkeyOutBytes));
+        b.add(devx::Command::create_obj(ctx, std::move(*in), prm::kCreateMkeyOutBytes));
     }
-    auto mres = run(std::move(mb), BatchKind::Memory, nullptr);
-    for (auto& e : mres.entries)
-        if (e.ok()) reg.direct.push_back(std::move(e.steps[0].obj));
-    MLX5A_CHECK(first_chunk_failure(mres, reg.regions, chunks, "direct mkey"));
-    std::vector<prm::KlmEntry> klm;
-    for (size_t i = 0; i < chunks.size(); i++) {
-        auto idx = prm::decode_create_mkey_out(mres.entries[i].steps[0].out);
+    return {};
+}
+
+// The first failed one names its chunk; the others are released with the
+// batch result.
+Result<void> Device::Impl::take_memory_mkeys(MemoryBuild& m, devx::BatchResult& res) {
+    for (size_t i = 0; i < m.chunks.size(); i++) {
+        auto& s = res.entries.at(m.mkeys_at + i).steps.at(0);
+        if (!s.ok()) {
+            Error e = s.error();
+            e.what = chunk_text(m.reg.regions, m.chunks[i]) + ": direct mkey: " + prm::describe(e);
+            return unexpected(std::move(e));
+        }
+        m.reg.direct.push_back(std::move(s.obj));
+        auto idx = prm::decode_create_mkey_out(s.out);
         MLX5A_CHECK(idx);
+        m.mkeys.push_back(prm::mkey_value(*idx, m.attrs[i].mkey_7_0));
+    }
+    return {};
+}
+
+// The indirect mkey: one KLM entry per chunk in GPA order, holes through
+// the null mkey.
+Result<MemRegistration> Device::Impl::finish_memory(MemoryBuild& m) {
+    std::vector<prm::KlmEntry> klm;
+    const auto& chunks = m.chunks;
+    for (size_t i = 0; i < chunks.size(); i++) {
         if (i > 0) {
             const uint64_t prev_end = chunks[i - 1].gpa + chunks[i - 1].size;
-            add_klm(klm, hole, prev_end, chunks[i].gpa - prev_end);  // a hole between regions
+            add_klm(klm, m.hole, prev_end, chunks[i].gpa - prev_end);  // a hole between regions
         }
-        add_klm(klm, prm::mkey_value(*idx, attrs[i].mkey_7_0), chunks[i].gpa, chunks[i].size);
+        add_klm(klm, m.mkeys.at(i), chunks[i].gpa, chunks[i].size);
     }
-    auto mk = create_mkey(prm::indirect_mkey_attr(reg.regions.front().guest_phys_addr,
+    auto mk = create_mkey(prm::indirect_mkey_attr(m.reg.regions.front().guest_phys_addr,
                                                   std::move(klm), pd.pdn()),
-                          reg.indirect, BatchKind::Memory);
+                          m.reg.indirect, BatchKind::Memory);
     if (!mk) {
         Error e = mk.error();
         e.what = "guest memory: indirect mkey over " + std::to_string(chunks.size()) + " chunks: " +
                  prm::describe(e);
         return unexpected(std::move(e));
     }
-    reg.mkey = *mk;
+    m.reg.mkey = *mk;
     mem.registrations++;
-    return reg;
+    return std::move(m.reg);
 }
 
-Result<void> Device::Impl::update_memory(const std::vector<MemRegion>& table) {
-    auto want = sorted_regions(table);
-    if (same_regions(mem.current.regions, want)) return {};  // e.g. a migration resume
-    MLX5A_CHECK(validate_table(want));
-    MemRegistration next;
-    if (!want.empty()) {
-        auto r = register_memory(std::move(want));
-        MLX5A_CHECK(r);
-        next = std::move(*r);
-    }
+void Device::Impl::commit_memory(MemRegistration next) {
     if (!mem.current.empty()) mem.retired.push_back(std::move(mem.current));
     mem.current = std::move(next);
     logf(LogLevel::Info, "%s: guest memory: %zu regions, mkey 0x%x", name.c_str(),
          mem.current.regions.size(), mem.current.mkey);
-    return {};
 }
 
 // Idle virtqs (INIT/SUSPEND) that a start batch does not bring up but that

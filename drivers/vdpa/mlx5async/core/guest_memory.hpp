@@ -80,6 +80,11 @@ struct MemChunk {
 // region (DPDK 22.11's registration: the sequential strategy's).
 std::vector<MemChunk> chunks_of(const std::vector<MemRegion>& sorted, bool whole_regions);
 
+// Two sorted tables are the same registration: GPA, size, host address,
+// and the backing file's device, inode and offset of every region (DPDK
+// compares only GPA and size).
+bool same_table(const std::vector<MemRegion>& a, const std::vector<MemRegion>& b);
+
 // The regions in GPA order (what registration and comparison use).
 std::vector<MemRegion> sorted_regions(std::vector<MemRegion> regions);
 

@@ -1,0 +1,85 @@
+// dev_conf's work before its rings start: a changed memory table and the
+// virtq objects the started rings lack, in shared batches. A virtq object
+// needs no guest memory until it starts (its CREATE names umems, counters
+// and an event QP; the MODIFY to RDY names the mkey), so the two run side
+// by side where the firmware allows:
+//   1. the virtqs' umems and counters with the chunks' umem registrations
+//      (chains on half the command slots);
+//   2. the virtqs' event QPs (their own batches);
+//   3. the virtq CREATEs with the chunks' direct mkeys;
+//   4. the indirect mkey over the chunks.
+// The rings then start in one batch (resume_rings), each naming the mkey.
+#include <optional>
+
+#include "device_impl.hpp"
+
+namespace mlx5async::core {
+
+Result<void> Device::Impl::prepare_start(const std::vector<MemRegion>& table, const RingGroups& groups,
+                                         bool& memory_ok) {
+    auto want = sorted_regions(table);
+    memory_ok = same_table(mem.current.regions, want);  // unchanged: e.g. a migration resume
+    std::optional<MemoryBuild> m;
+    if (!memory_ok) {
+        MLX5A_CHECK(validate_table(want));  // nothing made for a refused table
+        if (want.empty()) {
+            commit_memory({});
+            memory_ok = true;
+        } else {
+            auto p = plan_memory(std::move(want));
+            MLX5A_CHECK(p);
+            m = std::move(*p);
+        }
+    }
+    if (memory_ok) ledger.mark(LedgerPhase::MemoryRegistered);
+    // A group whose old objects could not be destroyed is not created (the
+    // error is returned); the memory goes on.
+    Result<void> obj_err = {};
+    std::vector<ObjectBuild> objs;
+    for (const auto& [size, rings] : groups) {
+        auto o = plan_objects(rings, size);
+        if (!o) obj_err = first_error(obj_err, unexpected(o.error()));
+        else if (!o->rings.empty()) objs.push_back(std::move(*o));
+    }
+    const BatchKind kind = m ? BatchKind::Memory : BatchKind::Setup;
+    // The virtqs' small umems first: the firmware writes translations in
+    // the order it takes the commands, so behind the chunks' they would
+    // wait for all of them. The chunks' chains leave half the slots to the
+    // counters.
+    devx::Batch first;
+    for (ObjectBuild& o : objs) MLX5A_CHECK(add_virtq_resources(o, first));
+    if (m) add_memory_umems(*m, first);
+    devx::BatchResult r1;
+    if (!first.empty()) r1 = run(std::move(first), kind, nullptr);
+    Result<void> mem_err = m ? take_memory_umems(*m, r1) : Result<void>{};
+    std::vector<ObjectBuild*> creating;
+    for (ObjectBuild& o : objs) {
+        auto ok = take_virtq_resources(o, r1);
+        if (ok) ok = ensure_event_qps(o.rings, o.size);
+        if (ok) creating.push_back(&o);
+        obj_err = first_error(obj_err, ok);
+    }
+    devx::Batch second;
+    for (ObjectBuild* o : creating) MLX5A_CHECK(add_virtq_creates(*o, second));
+    if (m && mem_err) mem_err = add_memory_mkeys(*m, second);
+    if (!second.empty()) {
+        auto r2 = run(std::move(second), kind, nullptr);
+        for (ObjectBuild* o : creating) obj_err = first_error(obj_err, take_virtq_creates(*o, r2));
+        if (m && mem_err) mem_err = take_memory_mkeys(*m, r2);
+    }
+    if (m && mem_err) {
+        auto reg = finish_memory(*m);
+        if (reg) {
+            commit_memory(std::move(*reg));
+            memory_ok = true;
+            ledger.mark(LedgerPhase::MemoryRegistered);
+        } else {
+            mem_err = unexpected(reg.error());
+        }
+    }
+    // What failed of the memory was released with the build (nothing leaks);
+    // the virtqs made stay, in INIT, for the next start.
+    return first_error(mem_err, obj_err);
+}
+
+}  // namespace mlx5async::core
