@@ -15,10 +15,10 @@ namespace {
 // yield-spinning: longer than the long tail of a VM's wake-up delay, short
 // enough to burn little CPU.
 constexpr int64_t kSpinAheadNs = 100'000;
-// Spinners at once: the throttle's 16 commands plus the firmware thread. A
+// Spinners at once: a command in each of the 32 slots plus the firmware thread. A
 // capped thread sleeps to its due time and wakes late, while a spinning one
 // yields to any thread with work to do.
-constexpr int kMaxSpinners = 17;
+constexpr int kMaxSpinners = 33;
 
 std::chrono::steady_clock::time_point to_tp(int64_t ns) {
     return std::chrono::steady_clock::time_point{std::chrono::nanoseconds(ns)};
