@@ -4,13 +4,19 @@
 // regions one by one, then virtqs one by one) and async. The devices start
 // one after another, as DPDK's single vhost thread runs their dev_conf.
 // Guest memory is one sparse memfd: nothing is touched but the rings.
+// Virtqs are pre-created (devarg queues) unless the row says otherwise:
+// then the start also creates them (umems, counters, event QPs, CREATE).
 //
 // ideal_ms is the model's own limit for the work (doc/emulator.md, "Memory
-// registration"): per device, the chunks' umems (pinning in parallel on at
-// most `inflight` commands, their MTTs on `mtt_lanes` lanes), the direct
-// mkeys (waves of the command slots), the indirect mkey, then the virtqs'
-// MODIFY to RDY (waves of the throttle); sequential: the sum of all, over
-// whole regions.
+// registration"): per device, the chunks' umems (pinning in parallel on the
+// max_inflight chains of registrations, their MTTs on `mtt_lanes` lanes),
+// the direct mkeys (waves of the command slots), the indirect mkey, then
+// the virtqs' MODIFY to RDY (waves of the throttle); sequential: the sum of
+// all, over whole regions. Virtqs created at the start add, for async, the
+// critical path of the core's shared batches (device_start.cpp: each batch
+// as long as its longer part, given slots and throttle); `unshared_ms` is
+// the same work with the memory first and the virtqs after it, so a
+// measured start below it shows the overlap.
 #include <benchmark/benchmark.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -74,9 +80,52 @@ GuestConfig guest_of(const GuestFile& f, uint64_t gib) {
     return g;
 }
 
+// What making one device's virtqs costs in the model (ns), as the core
+// makes them: per ring three umems and a counters object (one batch), an
+// event QP (a umem, a CQ, two QPs, their three transitions each; four
+// batches), the CREATE.
+struct VirtqWork {
+    double umem_ns = 0, counters_ns = 0, eqp_ns = 0, create_ns = 0;  // per ring, sequential
+    double resources_slot_ns = 0;  // slot time of the first batch's share, per ring
+};
+VirtqWork virtq_work(const emu::Profile& p) {
+    const emu::Timing& t = p.timing;
+    VirtqWork w;
+    for (int n = 0; n < 3; n++) {
+        const double pages = std::ceil(double(std::max<uint64_t>(p.virtio.umem_size(n, 256), 1)) / 4096);
+        w.umem_ns += t.umem_us * 1e3 + pages * t.pin_ns;
+    }
+    w.counters_ns = t.create_us * 1e3;
+    w.eqp_ns = t.umem_us * 1e3 + 6 * t.pin_ns + 9 * t.general_us * 1e3;
+    w.create_ns = t.create_us * 1e3;
+    w.resources_slot_ns = w.umem_ns + w.counters_ns;
+    return w;
+}
+
+// The virtqs' part of an async start (ns), batch by batch: the resources
+// (on the slots the memory's chains leave, counters also within the
+// throttle), the event QPs (their four batches: a wave of umems, of CQs,
+// two of QPs, three transitions per QP pair), the CREATEs (waves of the throttle).
+struct VirtqPath {
+    double resources = 0, eqps = 0, creates = 0;
+};
+VirtqPath virtq_path(const emu::Profile& p, double rings, double slots_left) {
+    const emu::Timing& t = p.timing;
+    const VirtqWork w = virtq_work(p);
+    const double waves = std::ceil(rings / p.max_inflight);
+    VirtqPath v;
+    v.resources = std::max(rings * w.resources_slot_ns / std::max(1.0, slots_left), waves * w.counters_ns);
+    v.eqps = std::ceil(rings / p.cmd_slots) * (t.umem_us * 1e3 + t.general_us * 1e3) +
+             std::ceil(2 * rings / p.cmd_slots) * 4 * t.general_us * 1e3;
+    v.creates = waves * w.create_ns;
+    return v;
+}
+
 // The model's limit for starting one device with this guest (ns): the
 // chunks the core registers (whole regions for sequential), see the header.
-double ideal_device_ns(const emu::Profile& p, const GuestConfig& g, bool sequential, uint32_t inflight) {
+// `unshared`: the virtqs' work after the memory's instead of beside it.
+double ideal_device_ns(const emu::Profile& p, const GuestConfig& g, bool sequential, bool precreated,
+                       bool unshared = false) {
     const emu::Timing& t = p.timing;
     double own_sum = 0, own_max = 0, mtt = 0, chunks = 0, klm = double(g.mem.size() - 1);  // holes
     for (const core::MemChunk& c : core::chunks_of(g.mem, sequential)) {
@@ -89,30 +138,43 @@ double ideal_device_ns(const emu::Profile& p, const GuestConfig& g, bool sequent
     }
     const double indirect = t.mkey_us * 1e3 + klm * t.mtt_ns;
     const double virtqs = double(g.vrings.size());
-    if (sequential) return own_sum + mtt + chunks * t.mkey_us * 1e3 + indirect + virtqs * t.modify_us * 1e3;
+    const VirtqWork w = virtq_work(p);
+    if (sequential) {
+        const double create = precreated ? 0 : virtqs * (w.umem_ns + w.counters_ns + w.eqp_ns + w.create_ns);
+        return own_sum + mtt + chunks * t.mkey_us * 1e3 + indirect + create + virtqs * t.modify_us * 1e3;
+    }
     const double lanes = std::max<uint32_t>(1, t.mtt_lanes);
-    const double umems = std::max(std::ceil(chunks / inflight) * own_max, own_max + mtt / lanes);
+    const double chains = std::min<double>(chunks, p.max_inflight);
+    const double umems = std::max(std::ceil(chunks / chains) * own_max, own_max + mtt / lanes);
     const double mkeys = std::ceil(chunks / p.cmd_slots) * t.mkey_us * 1e3;
-    return umems + mkeys + indirect + std::ceil(virtqs / inflight) * t.modify_us * 1e3;
+    const double modify = std::ceil(virtqs / p.max_inflight) * t.modify_us * 1e3;
+    if (precreated) return umems + mkeys + indirect + modify;
+    if (unshared) {
+        const VirtqPath v = virtq_path(p, virtqs, p.cmd_slots);
+        return umems + mkeys + indirect + v.resources + v.eqps + v.creates + modify;
+    }
+    const VirtqPath v = virtq_path(p, virtqs, p.cmd_slots - chains);
+    return std::max(umems, v.resources) + v.eqps + std::max(mkeys, v.creates) + indirect + modify;
 }
 
 void destination_start(benchmark::State& st, core::Strategy s) {
     const uint64_t gib = uint64_t(st.range(0));
     const uint32_t devices = uint32_t(st.range(1));
+    const bool precreated = st.range(2) != 0;
     const std::string spec = profile_spec();
     auto prof = emu::parse_spec(spec);
     const GuestFile* f = guest_file(gib);
     if (!prof || !f) return st.SkipWithError("emulator profile or guest memfd");
     const GuestConfig g = guest_of(*f, gib);
     std::vector<std::unique_ptr<core::Device>> devs;
-    static int seq = 0;
+    static int opened = 0;
     for (uint32_t d = 0; d < devices; d++) {
         core::DeviceConfig c;
         c.emu_spec = spec;
-        c.queues = kVirtqs / 2;
+        c.queues = precreated ? kVirtqs / 2 : 0;
         c.queue_size = 256;
         c.strategy = s;
-        auto dev = core::Device::open(c, "bench-dst" + std::to_string(seq++));
+        auto dev = core::Device::open(c, "bench-dst" + std::to_string(opened++));
         if (!dev) return st.SkipWithError(("device: " + to_string(dev.error())).c_str());
         for (uint16_t i = 0; i < kVirtqs; i++) (*dev)->set_vring_state(i, true);
         devs.push_back(std::move(*dev));
@@ -132,8 +194,11 @@ void destination_start(benchmark::State& st, core::Strategy s) {
         }
         st.ResumeTiming();
     }
-    const double ideal_ms =
-        devices * ideal_device_ns(*prof, g, s == core::Strategy::Sequential, prof->max_inflight) / 1e6;
+    const bool seq = s == core::Strategy::Sequential;
+    const double ideal_ms = devices * ideal_device_ns(*prof, g, seq, precreated) / 1e6;
+    if (!precreated && !seq)
+        st.counters["unshared_ms"] = devices * ideal_device_ns(*prof, g, seq, false, true) / 1e6;
+    st.counters["virtqs_precreated"] = precreated;
     st.counters["ideal_ms"] = ideal_ms;
     st.counters["measured_ms"] = times.median();
     st.counters["measured_over_ideal"] = ideal_ms > 0 ? times.median() / ideal_ms : 0;
@@ -152,9 +217,10 @@ void register_destination() {
         auto* b = benchmark::RegisterBenchmark(name.c_str(), [s](benchmark::State& st) {
             destination_start(st, s);
         });
-        b->ArgNames({"guest_gib", "devices"});
+        b->ArgNames({"guest_gib", "devices", "precreated"});
         for (long gib : {4, 64, 256, 1024})
-            for (long devices : {1, 4}) b->Args({gib, devices});
+            for (long devices : {1, 4}) b->Args({gib, devices, 1});
+        for (long gib : {4, 64}) b->Args({gib, 1, 0});  // the start also creates the virtqs
         b->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
     }
 }

@@ -2,7 +2,10 @@
 """out/bench/destination.json and its table from bench/bm_destination's
 Google Benchmark JSON (repetitions): per guest size and device count, the
 median start of each strategy, measured/ideal and async's speed-up over
-sequential in the same run; then the issue's target row.
+sequential in the same run; then the issue's target row. Rows whose
+virtqs are created by the start (not pre-created) come in a second table,
+with the model's limit for the same work done memory first, virtqs after
+(`unshared_ms`).
 
   bench_destination.py RAW.json OUT.json"""
 import json
@@ -10,7 +13,7 @@ import re
 import statistics
 import sys
 
-NAME = re.compile(r"BM_DestinationStart/strategy:(\w+)/guest_gib:(\d+)/devices:(\d+)/")
+NAME = re.compile(r"BM_DestinationStart/strategy:(\w+)/guest_gib:(\d+)/devices:(\d+)/precreated:(\d)/")
 TARGET = (256, 4)  # guest GiB, devices: async <= 1.25x ideal, >= 3x sequential
 
 
@@ -22,32 +25,47 @@ def main(raw_path, out_path):
         m = NAME.match(b["name"])
         if not m or b.get("run_type") == "aggregate" or b.get("error_occurred"):
             continue
-        key = (m.group(1), int(m.group(2)), int(m.group(3)))
-        runs.setdefault(key, {"ms": [], "ideal": b["ideal_ms"], "virtqs": int(b["virtqs_per_device"])})
+        key = (m.group(1), int(m.group(2)), int(m.group(3)), m.group(4) == "1")
+        runs.setdefault(key, {"ms": [], "ideal": b["ideal_ms"], "virtqs": int(b["virtqs_per_device"]),
+                              "unshared": b.get("unshared_ms")})
         runs[key]["ms"].append(b["measured_ms"])
-    rows = [{"guest_gib": g, "devices": d, "virtqs_per_device": r["virtqs"], "strategy": s,
-             "median_ms": round(statistics.median(r["ms"]), 3), "ideal_ms": round(r["ideal"], 3),
-             "runs": len(r["ms"])}
-            for (s, g, d), r in sorted(runs.items(), key=lambda kv: (kv[0][1], kv[0][2], kv[0][0]))]
+    rows = []
+    for (s, g, d, pre), r in sorted(runs.items(), key=lambda kv: (not kv[0][3], kv[0][1], kv[0][2], kv[0][0])):
+        row = {"guest_gib": g, "devices": d, "virtqs_per_device": r["virtqs"], "strategy": s,
+               "median_ms": round(statistics.median(r["ms"]), 3), "ideal_ms": round(r["ideal"], 3),
+               "virtqs_precreated": pre, "runs": len(r["ms"])}
+        if r["unshared"] is not None:
+            row["unshared_ms"] = round(r["unshared"], 3)
+        rows.append(row)
     ctx = doc.get("context", {})
     with open(out_path, "w") as f:
         json.dump({"profile": ctx.get("profile"), "git_revision": ctx.get("git_revision"),
                    "rows": rows}, f, indent=1)
-    by = {(r["strategy"], r["guest_gib"], r["devices"]): r for r in rows}
+    by = {(r["strategy"], r["guest_gib"], r["devices"], r["virtqs_precreated"]): r for r in rows}
     print(f"destination start (dev_conf entry to every virtq RDY), 32 virtqs per device, "
           f"profile {ctx.get('profile', '?')}, git {ctx.get('git_revision', '?')}")
-    print()
-    print("| guest GiB | devices | ideal async ms | async ms | async/ideal | sequential ms "
-          "| sequential/ideal | seq/async |")
-    print("|---|---|---|---|---|---|---|---|")
-    for g, d in sorted({(r["guest_gib"], r["devices"]) for r in rows}):
-        a, s = by.get(("async", g, d)), by.get(("sequential", g, d))
-        fmt = lambda r, k: f"{r[k]:.1f}" if r else "-"
-        ratio = lambda r: f"{r['median_ms'] / r['ideal_ms']:.2f}" if r and r["ideal_ms"] else "-"
-        speed = f"{s['median_ms'] / a['median_ms']:.1f}x" if a and s else "-"
-        print(f"| {g} | {d} | {fmt(a, 'ideal_ms')} | {fmt(a, 'median_ms')} | {ratio(a)} "
-              f"| {fmt(s, 'median_ms')} | {ratio(s)} | {speed} |")
-    a, s = by.get(("async",) + TARGET), by.get(("sequential",) + TARGET)
+    fmt = lambda r, k: f"{r[k]:.1f}" if r and k in r else "-"
+    ratio = lambda r: f"{r['median_ms'] / r['ideal_ms']:.2f}" if r and r["ideal_ms"] else "-"
+    for pre in (True, False):
+        sizes = sorted({(r["guest_gib"], r["devices"]) for r in rows if r["virtqs_precreated"] == pre})
+        if not sizes:
+            continue
+        print()
+        print("virtqs pre-created:" if pre else
+              "virtqs created by the start (unshared: the model's limit with the memory first, "
+              "the virtqs after):")
+        print()
+        extra = "" if pre else " unshared ms |"
+        print(f"| guest GiB | devices | ideal async ms |{extra} async ms | async/ideal | sequential ms "
+              "| sequential/ideal | seq/async |")
+        print("|---|---|---|---|---|---|---|---|" + ("" if pre else "---|"))
+        for g, d in sizes:
+            a, s = by.get(("async", g, d, pre)), by.get(("sequential", g, d, pre))
+            speed = f"{s['median_ms'] / a['median_ms']:.1f}x" if a and s else "-"
+            un = "" if pre else f" {fmt(a, 'unshared_ms')} |"
+            print(f"| {g} | {d} | {fmt(a, 'ideal_ms')} |{un} {fmt(a, 'median_ms')} | {ratio(a)} "
+                  f"| {fmt(s, 'median_ms')} | {ratio(s)} | {speed} |")
+    a, s = by.get(("async",) + TARGET + (True,)), by.get(("sequential",) + TARGET + (True,))
     if a and s:
         over, speed = a["median_ms"] / a["ideal_ms"], s["median_ms"] / a["median_ms"]
         print()
