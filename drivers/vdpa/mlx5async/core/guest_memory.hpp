@@ -1,9 +1,9 @@
 // Guest memory registered the way ConnectX needs it (as DPDK's
-// drivers/vdpa/mlx5/mlx5_vdpa_mem.c): a umem per vhost memory region over
-// the region's host mapping, a direct MTT mkey per region (start_addr = its
-// guest physical address), and one indirect KLM mkey over all regions in
-// GPA order, holes between regions covered by the device's null mkey. The
-// indirect mkey is every virtq's virtio_q_mkey.
+// drivers/vdpa/mlx5/mlx5_vdpa_mem.c, in chunks): a umem per chunk of a vhost
+// memory region over its host mapping, a direct MTT mkey per chunk
+// (start_addr = its guest physical address), and one indirect KLM mkey over
+// all chunks in GPA order, holes between regions covered by the device's
+// null mkey. The indirect mkey is every virtq's virtio_q_mkey.
 //
 // Lifetime: kept across dev_close/dev_conf while vhost's memory table is
 // unchanged (a migration resume must not re-register). A changed table
