@@ -118,7 +118,8 @@ def case_threads_follow_control(args):
             control = names["vhost-events"]
             assert main_cpu not in control, names  # DPDK: the CPUs no lcore uses
             mine = [n for n in names if n.startswith("mlx5a-")]
-            assert sum(n.startswith("mlx5a-wk") for n in mine) == 16, names
+            # A worker per command slot: 2 x max_inflight (16).
+            assert sum(n.startswith("mlx5a-wk") for n in mine) == 32, names
             want = control if cpus is None else cpus
             wrong = {n: names[n] for n in mine if n.startswith("mlx5a-wk") and names[n] != want}
             assert not wrong, (want, names)
