@@ -47,8 +47,6 @@ CommandInterface::CommandInterface(const Profile& p, Clock& clock, Trace& trace,
 
 CommandInterface::~CommandInterface() { shutdown(); }
 
-bool CommandInterface::throttled(uint16_t opcode) { return prm::is_throttled_opcode(opcode); }
-
 // The command's own time: its fixed latency, plus the pages the kernel pins
 // or unpins for a umem (charged while the command holds its slot).
 int64_t CommandInterface::latency_ns(const CmdDesc& d) {
@@ -93,7 +91,7 @@ CommandInterface::PendingPtr CommandInterface::admit(const CmdDesc& d, CmdTiming
     p->timing = t;
     p->fn = std::move(fn);
     p->async = async;
-    p->throttled = throttled(d.opcode);
+    p->throttled = prm::is_throttled_opcode(d.opcode);
     p->tr.seq = ++seq_;
     p->tr.opcode = d.opcode;
     p->tr.obj_type = d.obj_type;
@@ -196,7 +194,7 @@ CmdOutcome CommandInterface::run_blocking(const CmdDesc& d, CmdTiming t, CmdFn f
 int CommandInterface::submit_async(const CmdDesc& d, CmdTiming t, CmdFn fn) {
     std::unique_lock lk(mu_);
     if (closing_) return ENXIO;
-    if (throttled(d.opcode) && throttle_free_ == 0) {
+    if (prm::is_throttled_opcode(d.opcode) && throttle_free_ == 0) {
         ++counters_.busy_rejections;
         ++counters_.by_opcode[d.opcode];
         return EBUSY;  // mlx5_cmd_exec_cb: down_trylock failed

@@ -85,7 +85,6 @@ public:
     uint32_t inflight() const;
     // Wakes every waiter (the manual clock's listener).
     void wake();
-    static bool throttled(uint16_t opcode);
 
 private:
     struct Pending;

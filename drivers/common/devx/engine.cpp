@@ -153,7 +153,7 @@ void Engine::Impl::worker_run(std::unique_ptr<Job> job) noexcept {
     // the commands are slow after all, up to the commands of the job's class
     // that may run at once. A command that hangs leaves the average as it
     // was: the loop's stall check grows the pool then.
-    const bool throttled = !job->steps.empty() && job->steps[0].throttled();
+    const bool throttled = job->first_throttled();
     if (job->continue_async && has_room(throttled))
         pool->wake_one_if_queued(fast_commands() ? fast_workers.load(std::memory_order_relaxed)
                                                  : (throttled ? throttle : slots).limit());
@@ -169,7 +169,7 @@ void Engine::Impl::worker_run(std::unique_ptr<Job> job) noexcept {
 
 void Engine::Impl::run_steps(Job& job) noexcept {
     bool held = job.holds_slot;  // admitted, for a command of class held_throttled
-    bool held_throttled = !job.steps.empty() && job.steps[0].throttled();
+    bool held_throttled = job.first_throttled();
     for (size_t i = 0; i < job.steps.size(); ++i) {
         const bool throttled = job.steps[i].throttled();
         if (i > 0) {
@@ -265,7 +265,7 @@ void Engine::Impl::post_live(std::vector<std::unique_ptr<Job>>& jobs) {
     // the other jobs wait in the queue for a worker that finishes (a worker
     // woken for a command the throttle holds back would only sleep again).
     size_t throttled = 0;
-    for (const auto& j : jobs) throttled += !j->steps.empty() && j->steps[0].throttled();
+    for (const auto& j : jobs) throttled += j->first_throttled();
     const size_t other = jobs.size() - throttled;
     const size_t runnable = throttled ? std::min<size_t>(slots.limit(), throttle.limit() + other)
                                       : slots.limit();

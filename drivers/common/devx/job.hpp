@@ -51,7 +51,9 @@ struct Job {
     int query_errno = 0;
     Clock::time_point query_issued{};
     std::vector<Command> steps;
-    std::vector<Outcome> outcomes;  // one per step that ran, in order
+    std::vector<Outcome> outcomes;
+    // Its first step is a general-object command (admission takes a token).
+    bool first_throttled() const noexcept { return !steps.empty() && steps[0].throttled(); }  // one per step that ran, in order
     // Async strategy: outcomes[i] already turned into results on the worker
     // (decode off the loop's critical path), all but a refused (EBUSY) QUERY
     // the loop requeues; their steps are consumed.
