@@ -188,15 +188,10 @@ Result<void> Device::Impl::ensure_objects(std::span<const uint16_t> rings, uint1
     auto o = plan_objects(rings, size);
     MLX5A_CHECK(o);
     if (o->rings.empty()) return {};
-    devx::Batch res_batch;
-    MLX5A_CHECK(add_virtq_resources(*o, res_batch));
-    auto res = run(std::move(res_batch), BatchKind::Setup, nullptr);
-    MLX5A_CHECK(take_virtq_resources(*o, res));
-    MLX5A_CHECK(ensure_event_qps(o->rings, size));
-    devx::Batch creates;
-    MLX5A_CHECK(add_virtq_creates(*o, creates));
-    auto cres = run(std::move(creates), BatchKind::Setup, nullptr);
-    return take_virtq_creates(*o, cres);
+    std::vector<ObjectBuild> objs;
+    objs.push_back(std::move(*o));
+    Result<void> no_memory = {};
+    return first_error(make_objects(objs, nullptr, no_memory), no_memory);
 }
 
 // The rings of `rings` that need an object of this size; objects of

@@ -160,6 +160,9 @@ struct Device::Impl {
     using RingGroups = std::vector<std::pair<uint16_t, std::vector<uint16_t>>>;  // (size, rings)
     Result<void> prepare_start(const std::vector<MemRegion>& table, const RingGroups& groups,
                                bool& memory_ok);
+    // The shared batches up to the direct mkeys; the virtqs' error returned,
+    // the memory's in `mem_err` (`m` null: virtqs only, as ensure_objects).
+    Result<void> make_objects(std::vector<ObjectBuild>& objs, MemoryBuild* m, Result<void>& mem_err);
     Result<uint32_t> create_mkey(const prm::MkeyAttr& a, devx::DevxObj& obj, BatchKind kind);
     Result<uint32_t> null_mkey();
     void add_mkey_repoints(devx::Batch& b, std::vector<prm::VirtqAttr>& sent,

@@ -41,32 +41,8 @@ Result<void> Device::Impl::prepare_start(const std::vector<MemRegion>& table, co
         if (!o) obj_err = first_error(obj_err, unexpected(o.error()));
         else if (!o->rings.empty()) objs.push_back(std::move(*o));
     }
-    const BatchKind kind = m ? BatchKind::Memory : BatchKind::Setup;
-    // The virtqs' small umems first: the firmware writes translations in
-    // the order it takes the commands, so behind the chunks' they would
-    // wait for all of them. The chunks' chains leave half the slots to the
-    // counters.
-    devx::Batch first;
-    for (ObjectBuild& o : objs) MLX5A_CHECK(add_virtq_resources(o, first));
-    if (m) add_memory_umems(*m, first);
-    devx::BatchResult r1;
-    if (!first.empty()) r1 = run(std::move(first), kind, nullptr);
-    Result<void> mem_err = m ? take_memory_umems(*m, r1) : Result<void>{};
-    std::vector<ObjectBuild*> creating;
-    for (ObjectBuild& o : objs) {
-        auto ok = take_virtq_resources(o, r1);
-        if (ok) ok = ensure_event_qps(o.rings, o.size);
-        if (ok) creating.push_back(&o);
-        obj_err = first_error(obj_err, ok);
-    }
-    devx::Batch second;
-    for (ObjectBuild* o : creating) MLX5A_CHECK(add_virtq_creates(*o, second));
-    if (m && mem_err) mem_err = add_memory_mkeys(*m, second);
-    if (!second.empty()) {
-        auto r2 = run(std::move(second), kind, nullptr);
-        for (ObjectBuild* o : creating) obj_err = first_error(obj_err, take_virtq_creates(*o, r2));
-        if (m && mem_err) mem_err = take_memory_mkeys(*m, r2);
-    }
+    Result<void> mem_err = {};
+    obj_err = first_error(obj_err, make_objects(objs, m ? &*m : nullptr, mem_err));
     if (m && mem_err) {
         auto reg = finish_memory(*m);
         if (reg) {
@@ -80,6 +56,38 @@ Result<void> Device::Impl::prepare_start(const std::vector<MemRegion>& table, co
     // What failed of the memory was released with the build (nothing leaks);
     // the virtqs made stay, in INIT, for the next start.
     return first_error(mem_err, obj_err);
+}
+
+// The virtqs' small umems go first: the firmware writes translations in
+// the order it takes the commands, so behind the chunks' they would wait
+// for all of them. The chunks' chains leave half the slots to the counters.
+Result<void> Device::Impl::make_objects(std::vector<ObjectBuild>& objs, MemoryBuild* m,
+                                        Result<void>& mem_err) {
+    const BatchKind kind = m ? BatchKind::Memory : BatchKind::Setup;
+    devx::Batch first;
+    for (ObjectBuild& o : objs)
+        if (auto r = add_virtq_resources(o, first); !r) return mem_err = r;  // nothing issued
+    if (m) add_memory_umems(*m, first);
+    devx::BatchResult r1;
+    if (!first.empty()) r1 = run(std::move(first), kind, nullptr);
+    if (m) mem_err = take_memory_umems(*m, r1);
+    Result<void> obj_err = {};
+    std::vector<ObjectBuild*> creating;
+    for (ObjectBuild& o : objs) {
+        auto ok = take_virtq_resources(o, r1);
+        if (ok) ok = ensure_event_qps(o.rings, o.size);
+        if (ok) creating.push_back(&o);
+        obj_err = first_error(obj_err, ok);
+    }
+    devx::Batch second;
+    for (ObjectBuild* o : creating)
+        if (auto r = add_virtq_creates(*o, second); !r) return mem_err = r;
+    if (m && mem_err) mem_err = add_memory_mkeys(*m, second);
+    if (second.empty()) return obj_err;
+    auto r2 = run(std::move(second), kind, nullptr);
+    for (ObjectBuild* o : creating) obj_err = first_error(obj_err, take_virtq_creates(*o, r2));
+    if (m && mem_err) mem_err = take_memory_mkeys(*m, r2);
+    return obj_err;
 }
 
 }  // namespace mlx5async::core

@@ -192,13 +192,17 @@ Result<uint32_t> Device::Impl::null_mkey() {
 
 namespace {
 
-std::string chunk_text(const std::vector<MemRegion>& t, const MemChunk& c) {
+// A chunk's failed step, as an Error naming the region, the chunk and what failed.
+Unexpected<Error> chunk_error(const MemoryBuild& m, size_t i, const devx::StepResult& s, const char* what) {
+    const MemChunk& c = m.chunks[i];
     char b[80];
-    std::snprintf(b, sizeof b, ": chunk [gpa 0x%llx, +0x%llx)", static_cast<unsigned long long>(c.gpa),
+    std::snprintf(b, sizeof b, ": chunk [gpa 0x%llx, +0x%llx): ", static_cast<unsigned long long>(c.gpa),
                   static_cast<unsigned long long>(c.size));
-    return "guest memory " + region_text(c.region, t[c.region]) + b;
+    Error e = s.error();
+    e.what = "guest memory " + region_text(c.region, m.reg.regions[c.region]) + b + what + ": " +
+             prm::describe(e);
+    return unexpected(std::move(e));
 }
-
 
 }  // namespace
 
@@ -239,11 +243,7 @@ devx::StepResult& MemoryBuild::umem_step(devx::BatchResult& res, size_t chunk) c
 Result<void> Device::Impl::take_memory_umems(MemoryBuild& m, devx::BatchResult& res) {
     for (size_t i = 0; i < m.chunks.size(); i++) {
         auto& s = m.umem_step(res, i);
-        if (!s.ok()) {
-            Error e = s.error();
-            e.what = chunk_text(m.reg.regions, m.chunks[i]) + ": umem registration: " + prm::describe(e);
-            return unexpected(std::move(e));
-        }
+        if (!s.ok()) return chunk_error(m, i, s, "umem registration");
         m.reg.umems.push_back(std::move(s.umem));
     }
     return {};
@@ -267,11 +267,7 @@ Result<void> Device::Impl::add_memory_mkeys(MemoryBuild& m, devx::Batch& b) {
 Result<void> Device::Impl::take_memory_mkeys(MemoryBuild& m, devx::BatchResult& res) {
     for (size_t i = 0; i < m.chunks.size(); i++) {
         auto& s = res.entries.at(m.mkeys_at + i).steps.at(0);
-        if (!s.ok()) {
-            Error e = s.error();
-            e.what = chunk_text(m.reg.regions, m.chunks[i]) + ": direct mkey: " + prm::describe(e);
-            return unexpected(std::move(e));
-        }
+        if (!s.ok()) return chunk_error(m, i, s, "direct mkey");
         m.reg.direct.push_back(std::move(s.obj));
         auto idx = prm::decode_create_mkey_out(s.out);
         MLX5A_CHECK(idx);
