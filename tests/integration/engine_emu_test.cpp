@@ -46,23 +46,35 @@ INSTANTIATE_TEST_SUITE_P(Queues, EnginePeak, ::testing::Values(1u, 5u, 16u, 40u)
 
 constexpr uint16_t kCreateUmem = uint16_t(prm::Opcode::CREATE_UMEM);
 
+class EngineSlots : public EngineEmu {
+protected:
+    // `n` registrations of 64 KiB buffers kept in `mem`.
+    void add_umem_regs(Batch& b, std::vector<PageBuffer>& mem, int n) {
+        for (int i = 0; i < n; ++i) {
+            auto m = PageBuffer::alloc(1 << 16);
+            ASSERT_TRUE(m);
+            mem.push_back(std::move(*m));
+            b.add(Command::reg_umem(rv_->ctx, mem.back().data(), 1 << 16));
+        }
+    }
+    // Every command of `opcode` hangs until the device closes.
+    void hang_all(uint16_t opcode) {
+        emu::FaultRule hang;
+        hang.match.opcode = opcode;
+        hang.action = emu::FaultAction::Hang;
+        dev_->faults().add(hang);
+    }
+};
+
 // Umem registrations are outside the general-object throttle: 40 that hang
 // fill the 32 command slots (not the throttle's 16), and no more.
-TEST_F(EngineEmu, CommandsOutsideTheThrottleFillTheCommandSlots) {
+TEST_F(EngineSlots, CommandsOutsideTheThrottleFillTheCommandSlots) {
     start(1);
     set_log_sink([](LogLevel, std::string_view) {});
     std::vector<PageBuffer> mem;
     Batch b;
-    for (int i = 0; i < 40; ++i) {
-        auto m = PageBuffer::alloc(1 << 16);
-        ASSERT_TRUE(m);
-        mem.push_back(std::move(*m));
-        b.add(Command::reg_umem(rv_->ctx, mem.back().data(), 1 << 16));
-    }
-    emu::FaultRule hang;
-    hang.match.opcode = kCreateUmem;
-    hang.action = emu::FaultAction::Hang;
-    dev_->faults().add(hang);
+    add_umem_regs(b, mem, 40);
+    hang_all(kCreateUmem);
     auto fut = std::async(std::launch::async, [&] { return eng_->run(std::move(b), kGenerous); });
     ASSERT_TRUE(dev_->wait_running(32, kGenerous)) << "running: " << eng_->slots().in_flight();
     EXPECT_EQ(eng_->slots().in_flight(), 32u);
@@ -78,24 +90,14 @@ TEST_F(EngineEmu, CommandsOutsideTheThrottleFillTheCommandSlots) {
 // Hanging MODIFYs and umem registrations in one batch: the general-object
 // commands stay within the throttle, all together within the slots, and the
 // registrations take the slots the throttle leaves.
-TEST_F(EngineEmu, MixedBatchKeepsBothLimits) {
+TEST_F(EngineSlots, MixedBatchKeepsBothLimits) {
     start(24);
     set_log_sink([](LogLevel, std::string_view) {});
     std::vector<PageBuffer> mem;
     Batch b;
     for (size_t q = 0; q < rv_->vqs.size(); ++q) b.add_resume(rv_->vqs[q], int(q));
-    for (int i = 0; i < 24; ++i) {
-        auto m = PageBuffer::alloc(1 << 16);
-        ASSERT_TRUE(m);
-        mem.push_back(std::move(*m));
-        b.add(Command::reg_umem(rv_->ctx, mem.back().data(), 1 << 16));
-    }
-    for (uint16_t op : {kModify, kCreateUmem}) {
-        emu::FaultRule hang;
-        hang.match.opcode = op;
-        hang.action = emu::FaultAction::Hang;
-        dev_->faults().add(hang);
-    }
+    add_umem_regs(b, mem, 24);
+    for (uint16_t op : {kModify, kCreateUmem}) hang_all(op);
     auto fut = std::async(std::launch::async, [&] { return eng_->run(std::move(b), kGenerous); });
     ASSERT_TRUE(dev_->wait_running(32, kGenerous)) << "running: " << eng_->slots().in_flight();
     EXPECT_EQ(eng_->slots().in_flight(), 32u);
