@@ -63,7 +63,9 @@ enum rte_pmd_mlx5async_ledger_phase {
 	RTE_PMD_MLX5ASYNC_LEDGER_ALL_READY = 8,         /* every started ring RDY */
 	RTE_PMD_MLX5ASYNC_LEDGER_CONF_RETURNED = 9,     /* dev_conf returns to vhost */
 	RTE_PMD_MLX5ASYNC_LEDGER_NOTIFIERS_SET = 10,    /* host notifiers answered by the frontend */
-	RTE_PMD_MLX5ASYNC_LEDGER_PHASES = 11,
+	RTE_PMD_MLX5ASYNC_LEDGER_ANNOUNCED = 11,        /* the guest's first gratuitous ARP left the
+	                                                 * device (emulated devices only) */
+	RTE_PMD_MLX5ASYNC_LEDGER_PHASES = 12,
 };
 
 struct rte_pmd_mlx5async_ledger {
@@ -124,6 +126,8 @@ struct rte_pmd_mlx5async_vq_info {
 	                             * 0: the saved ones (last suspend, or the last start's) */
 	uint8_t unsure;             /* 1: its last command failed or is unanswered */
 	uint64_t interrupts;        /* callfd writes (event_mode=irq) */
+	uint64_t arp_frames;        /* ARP frames it sent (emulated devices; 0 on hardware) */
+	uint64_t announce_frames;   /* of those, gratuitous: the guest announcing itself */
 };
 
 struct rte_pmd_mlx5async_timing {

@@ -105,7 +105,7 @@ Result<VirtqInfo> Device::virtq_info(uint32_t obj_id) {
     auto vq = state_.virtqs.find(obj_id);
     if (!vq) return unexpected(vq.error());
     return VirtqInfo{vq->state(), vq->attr.hw_available_index, vq->attr.hw_used_index,
-                     vq->error_type(), vq->kicks, vq->irq, vq->attr};
+                     vq->error_type(), vq->kicks, vq->irq, vq->frames, vq->attr};
 }
 
 Result<void> Device::advance_virtq(uint32_t obj_id, uint16_t avail_delta, uint16_t used_delta) {

@@ -39,6 +39,7 @@ struct VirtqInfo {
     uint8_t error_type = 0;
     KickCounters kicks;
     IrqCounters irq;      // interrupts (datapath/interrupts.hpp)
+    FrameCounters frames;  // what it sent (TX virtqs; datapath/loopback.hpp)
     prm::VirtqAttr attr;  // the stored context
 };
 

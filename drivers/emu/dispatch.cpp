@@ -22,6 +22,7 @@ constexpr Route kRoutes[] = {
     {op(Opcode::CREATE_MKEY), kAnyObjType, &h_create_mkey},
     {op(Opcode::DESTROY_MKEY), kAnyObjType, &h_destroy_mkey},
     {op(Opcode::QUERY_SPECIAL_CONTEXTS), kAnyObjType, &h_query_special_contexts},
+    {op(Opcode::QUERY_NIC_VPORT_CONTEXT), kAnyObjType, &h_query_nic_vport_context},
     {op(Opcode::ALLOC_TRANSPORT_DOMAIN), kAnyObjType, &h_alloc_transport_domain},
     {op(Opcode::DEALLOC_TRANSPORT_DOMAIN), kAnyObjType, &h_dealloc_transport_domain},
     {op(Opcode::CREATE_TIS), kAnyObjType, &h_create_tis},

@@ -51,6 +51,7 @@ Result<void> h_destroy_counters(DeviceState&, Mailbox&);
 Result<void> h_create_mkey(DeviceState&, Mailbox&);
 Result<void> h_destroy_mkey(DeviceState&, Mailbox&);
 Result<void> h_query_special_contexts(DeviceState&, Mailbox&);
+Result<void> h_query_nic_vport_context(DeviceState&, Mailbox&);
 Result<void> h_alloc_transport_domain(DeviceState&, Mailbox&);
 Result<void> h_dealloc_transport_domain(DeviceState&, Mailbox&);
 Result<void> h_create_tis(DeviceState&, Mailbox&);

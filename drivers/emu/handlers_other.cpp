@@ -1,9 +1,10 @@
-// QUERY_HCA_CAP and VIRTIO_Q_COUNTERS (obj_type 0x001c).
+// QUERY_HCA_CAP, QUERY_NIC_VPORT_CONTEXT and VIRTIO_Q_COUNTERS (obj_type 0x001c).
 #include "common/prm/caps.hpp"
 #include "common/prm/counters.hpp"
 #include "common/prm/field.hpp"
 #include "common/prm/general_obj.hpp"
 #include "common/prm/opcodes.hpp"
+#include "common/prm/vport.hpp"
 #include "dispatch.hpp"
 
 namespace mlx5async::emu {
@@ -39,6 +40,25 @@ Result<void> h_query_hca_cap(DeviceState& st, Mailbox& m) {
         prm::write_virtio_emulation_caps(st.profile.virtio, cap);
     else
         return fw_fail(Status::BAD_PARAM_ERR, syndrome::kBadOpMod, "unsupported cap type");
+    return {};
+}
+
+// The function's own vport only: a VF has no right to another's (the
+// firmware's BAD_PARAM for other_vport from an unprivileged function).
+Result<void> h_query_nic_vport_context(DeviceState& st, Mailbox& m) {
+    MLX5A_CHECK(need_out(m, prm::kQueryNicVportContextOutBytes));
+    bool other = false;
+    auto vport = prm::decode_query_nic_vport_context_in(m.in, other);
+    if (!vport) {
+        if (vport.error().code == Errc::ShortBuffer)
+            return fw_fail(Status::BAD_INP_LEN_ERR, syndrome::kInLenShort, "inlen");
+        return fw_fail(Status::BAD_PARAM_ERR, syndrome::kReservedNonZero, vport.error().what);
+    }
+    if (other || *vport)
+        return fw_fail(Status::BAD_PARAM_ERR, syndrome::kOtherVport, "other_vport");
+    prm::NicVportContext c;
+    c.mtu = uint16_t(st.profile.mtu + prm::kEthHardMtuOverhead);
+    prm::encode_query_nic_vport_context_out(c, m.out);
     return {};
 }
 

@@ -131,12 +131,21 @@ struct KickCounters {
     uint64_t delivered = 0;  // kicks the datapath saw (in RDY or replayed)
 };
 
+// What the loopback saw of the frames a TX virtq sent (the emulator's own
+// counters, not the PRM's: telemetry and the downtime ledger read them).
+struct FrameCounters {
+    uint64_t arp = 0;        // ethertype 0x0806, behind at most one VLAN tag
+    uint64_t announces = 0;  // of those, gratuitous (sender address = target address)
+    uint64_t oversize = 0;   // longer than the port's MTU allows: dropped as the port drops them
+};
+
 class VirtqObj {
 public:
     uint32_t ctx = 0;
     prm::VirtqAttr attr;  // stored context; attr.state mirrors state() on query
     KickCounters kicks;
     IrqCounters irq;
+    FrameCounters frames;
 
     prm::VirtqState state() const { return state_; }
     uint8_t error_type() const { return error_type_; }

@@ -5,6 +5,7 @@
 
 #include "common/prm/opcodes.hpp"
 #include "common/prm/virtq.hpp"
+#include "common/prm/vport.hpp"
 
 namespace mlx5async::emu {
 namespace {
@@ -39,7 +40,8 @@ prm::VirtioEmulationCaps virtio_caps(bool cx7) {
     v.virtio_version_1_0 = true;
     v.device_features_bits_mask = kNetFeatures;
     v.event_mode = cx7 ? 0x7 : 0x3;         // 1 << NO_MSIX | 1 << QP (| 1 << MSIX)
-    v.virtio_queue_type = cx7 ? 0x3 : 0x1;  // split (| packed)
+    // Split only: the datapath runs split rings (a packed virtq is refused).
+    v.virtio_queue_type = 0x1;
     v.max_tunnel_desc = 0;
     v.log_doorbell_stride = 2;  // 4-byte doorbell registers
     v.log_doorbell_bar_size = 12;
@@ -84,6 +86,7 @@ Result<void> apply_key(Profile& p, std::string_view k, std::string_view v) {
         {"pin_ns", &p.timing.pin_ns, 1'000'000},         {"unpin_ns", &p.timing.unpin_ns, 1'000'000},
         {"mtt_ns", &p.timing.mtt_ns, 1'000'000},         {"mtt_lanes", &p.timing.mtt_lanes, 1024},
         {"mkey_us", &p.timing.mkey_us, 10'000'000},
+        {"mtu", &p.mtu, 65535 - prm::kEthHardMtuOverhead},
     };
     for (const auto& key : keys)
         if (k == key.name) return set_u32(*key.dst, k, v, key.max);
@@ -149,6 +152,8 @@ Result<Profile> parse_spec(std::string_view spec) {
             return fail(Errc::InvalidArgument, "emu spec: '" + std::string(kv) + "' is not key=value");
         MLX5A_CHECK(apply_key(*p, kv.substr(0, eq), kv.substr(eq + 1)));
     }
+    if (p->mtu < 68)  // IPv4's minimum (RFC 791), as virtio's VIRTIO_MIN_MTU
+        return fail(Errc::InvalidArgument, "emu spec: mtu must be at least 68");
     if (p->max_inflight == 0 || p->cmd_slots == 0 || p->max_inflight > p->cmd_slots)
         return fail(Errc::InvalidArgument, "emu spec: need 0 < max_inflight <= cmd_slots");
     return p;

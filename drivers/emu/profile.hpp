@@ -42,6 +42,9 @@ struct Profile {
     Timing timing;
     uint32_t max_inflight = 16;  // mlx5_core throttle: ceil(max_reg_cmds / 2)
     uint32_t cmd_slots = 32;     // max_reg_cmds
+    // The NIC vport's MTU (QUERY_NIC_VPORT_CONTEXT), the largest IP packet:
+    // the loopback drops longer frames as the port would.
+    uint32_t mtu = 1500;
     ClockKind clock = ClockKind::Steady;
     uint64_t seed = 1;
 };
@@ -51,7 +54,7 @@ Result<Profile> builtin_profile(std::string_view name);
 
 // "profile[,key=value...]". Keys: modify_us query_us create_us destroy_us
 // umem_us general_us pin_ns unpin_ns mtt_ns mtt_lanes mkey_us cmd_timeout_ms
-// jitter_pct max_inflight cmd_slots max_virtqs
+// jitter_pct max_inflight cmd_slots max_virtqs mtu
 // freeze_to_rdy clock=steady|manual seed. Unknown keys and bad values are
 // InvalidArgument.
 Result<Profile> parse_spec(std::string_view spec);

@@ -15,6 +15,7 @@ inline constexpr uint32_t kReservedNonZero = 0x0e300005;     // BAD_PARAM_ERR
 inline constexpr uint32_t kHdrReservedNonZero = 0x0e300006;  // BAD_PARAM_ERR (op_param)
 inline constexpr uint32_t kBadOpMod = 0x0e300007;            // BAD_PARAM_ERR (QUERY_HCA_CAP)
 inline constexpr uint32_t kDecodeFailed = 0x0e300008;        // BAD_PARAM_ERR (value the codec rejects)
+inline constexpr uint32_t kOtherVport = 0x0e300009;          // BAD_PARAM_ERR (another function's vport)
 // umem_N too small: kUmemTooSmall + N-1; offset+size past the registration: kUmemRange + N-1.
 inline constexpr uint32_t kUmemTooSmall = 0x0e300010;
 inline constexpr uint32_t kUmemRange = 0x0e300014;

@@ -33,6 +33,7 @@ const char* opcode_name(uint16_t opcode) noexcept {
     case Opcode::DESTROY_TIS: return "DESTROY_TIS";
     case Opcode::ALLOC_TRANSPORT_DOMAIN: return "ALLOC_TRANSPORT_DOMAIN";
     case Opcode::DEALLOC_TRANSPORT_DOMAIN: return "DEALLOC_TRANSPORT_DOMAIN";
+    case Opcode::QUERY_NIC_VPORT_CONTEXT: return "QUERY_NIC_VPORT_CONTEXT";
     case Opcode::CREATE_GENERAL_OBJECT: return "CREATE_GENERAL_OBJECT";
     case Opcode::MODIFY_GENERAL_OBJECT: return "MODIFY_GENERAL_OBJECT";
     case Opcode::QUERY_GENERAL_OBJECT: return "QUERY_GENERAL_OBJECT";

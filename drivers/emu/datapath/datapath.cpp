@@ -61,6 +61,11 @@ void Datapath::set_write_observer(WriteObserver o) {
     observer_ = std::move(o);
 }
 
+void Datapath::set_announce_observer(AnnounceObserver o) {
+    std::lock_guard lk(st_.mu);
+    announce_observer_ = std::move(o);
+}
+
 void Datapath::add_doorbell(uint32_t var_id, uint32_t ctx, int fd, off_t off) {
     void* m = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off);
     if (m == MAP_FAILED) return;  // kicks then come only through Device::kick
@@ -264,6 +269,12 @@ uint32_t Datapath::process_pair(const Pair& p) {
     WriteObserver txobs = [&](uint64_t a, size_t n) { txlog.mark(a, n); if (observer_) observer_(a, n); };
     WriteObserver rxobs = [&](uint64_t a, size_t n) { rxlog->mark(a, n); if (observer_) observer_(a, n); };
     QueueIo txio{tx->attr, counters_of(*tx, scratch_tx), &txobs};
+    txio.frames = &tx->frames;
+    txio.max_frame = max_frame_of_mtu(st_.profile.mtu);
+    const std::function<void()> announced = [&] {
+        if (announce_observer_) announce_observer_(tx->ctx, tx->attr.queue_index);
+    };
+    txio.on_announce = &announced;
     std::optional<QueueIo> rxio;
     if (rx) rxio.emplace(QueueIo{rx->attr, counters_of(*rx, scratch_rx), &rxobs});
     const uint16_t tx_used = tx->attr.hw_used_index, rx_used = rx ? rx->attr.hw_used_index : 0;
@@ -286,7 +297,7 @@ uint32_t Datapath::process_pair(const Pair& p) {
     std::lock_guard sl(stats_mu_);
     stats_.packets += r.packets;
     stats_.irq += irq;
-    return r.packets;
+    return r.packets + r.dropped;
 }
 
 }  // namespace mlx5async::emu::dp

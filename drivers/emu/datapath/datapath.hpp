@@ -26,6 +26,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -61,6 +62,12 @@ public:
     void set_translator(Translator t);
     // Tests: told of every write the device makes to guest memory.
     void set_write_observer(WriteObserver o);
+    // Told (context, queue index) when a TX virtq sent a gratuitous ARP,
+    // under DeviceState::mu, as the frame leaves: the downtime ledger's
+    // announce. Replaced or cleared under the same lock, so no call runs
+    // after set_announce_observer({}) returned.
+    using AnnounceObserver = std::function<void(uint32_t ctx, uint16_t queue_index)>;
+    void set_announce_observer(AnnounceObserver o);
 
     // VAR pages (api_device.cpp): mapped here so the thread can read them.
     void add_doorbell(uint32_t var_id, uint32_t ctx, int fd, off_t off);
@@ -109,6 +116,7 @@ private:
     bool freeze_to_rdy_;
     Translator tr_;            // under st_.mu
     WriteObserver observer_;   // under st_.mu
+    AnnounceObserver announce_observer_;  // under st_.mu
     mutable std::mutex db_mu_;  // doorbells_
     std::vector<Doorbell> doorbells_;
     std::vector<UarPage> uars_;       // under db_mu_

@@ -112,6 +112,28 @@ bool rings_ok(const GuestMem& m, QueueIo& q) {
     return false;
 }
 
+enum class Frame { Other, Arp, Announce };
+
+// What an Ethernet frame is (behind at most one 802.1Q tag): ARP (RFC 826),
+// or an announce: a gratuitous IPv4-over-Ethernet ARP, whose sender protocol
+// address is its target's (RFC 5227 §3), what Linux's netdev_notify_peers
+// sends after a migration.
+Frame classify(const std::vector<std::byte>& pkt, size_t hl) {
+    auto be16 = [&](size_t at) {
+        return uint16_t(std::to_integer<uint16_t>(pkt[at]) << 8 | std::to_integer<uint16_t>(pkt[at + 1]));
+    };
+    size_t type_at = hl + 12;
+    if (pkt.size() < type_at + 2) return Frame::Other;
+    if (be16(type_at) == 0x8100) type_at += 4;
+    if (pkt.size() < type_at + 2 || be16(type_at) != 0x0806) return Frame::Other;
+    const size_t arp = type_at + 2;  // htype ptype hlen plen oper sha(6) spa(4) tha(6) tpa(4)
+    if (pkt.size() < arp + 28 || be16(arp + 2) != 0x0800 || pkt[arp + 4] != std::byte{6} ||
+        pkt[arp + 5] != std::byte{4})
+        return Frame::Arp;
+    return std::memcmp(pkt.data() + arp + 14, pkt.data() + arp + 24, 4) == 0 ? Frame::Announce
+                                                                            : Frame::Arp;
+}
+
 enum class Rx { Done, Blocked, Error };
 
 // Receives pkt on rx (virtio 1.x §5.1.6.4): into the next chain, truncated
@@ -171,7 +193,7 @@ LoopbackResult loopback(const Translator& tr, QueueIo& tx, QueueIo* rx, uint32_t
     SplitRing txr = ring_of(txm, tx.attr);
     std::vector<std::byte> pkt;
     if (!rings_ok(txm, tx)) return res;
-    while (res.packets < budget && !tx.error) {
+    while (res.packets + res.dropped < budget && !tx.error) {
         auto tc = next_chain(txr, tx);
         if (!tc) break;
         if (tc->writable) {  // a TX chain has no device-writable part
@@ -189,15 +211,27 @@ LoopbackResult loopback(const Translator& tr, QueueIo& tx, QueueIo* rx, uint32_t
             count_error(tx, error_type::kBufferAddr);
             break;
         }
-        if (!complete_csum(pkt, net_hdr_len(tx.attr), tx.attr, rx->attr)) {
+        const size_t hl = net_hdr_len(tx.attr);
+        if (!complete_csum(pkt, hl, tx.attr, rx->attr)) {
             count_error(tx, error_type::kNetHdr);
             break;
         }
+        if (tx.max_frame && pkt.size() > hl + tx.max_frame) {
+            if (!complete(txr, tx, *tc, 0)) break;
+            if (tx.frames) ++tx.frames->oversize;
+            ++res.dropped;
+            continue;
+        }
+        const Frame kind = classify(pkt, hl);
         Rx r = receive(rxr, *rx, pkt);
         if (r != Rx::Done) {
             res.blocked = r == Rx::Blocked;
             break;
         }
+        if (tx.frames && kind != Frame::Other) ++tx.frames->arp;
+        if (tx.frames && kind == Frame::Announce) ++tx.frames->announces;
+        if (kind == Frame::Announce && tx.on_announce && *tx.on_announce) (*tx.on_announce)();
+        res.announces += kind == Frame::Announce;
         if (!complete(txr, tx, *tc, 0)) break;
         ++res.packets;
     }

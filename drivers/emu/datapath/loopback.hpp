@@ -13,7 +13,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
+#include "../objects.hpp"
 #include "common/prm/counters.hpp"
 #include "common/prm/virtq.hpp"
 #include "split_ring.hpp"
@@ -21,16 +23,30 @@
 namespace mlx5async::emu::dp {
 
 // One virtq as the loopback sees it: its context (indexes move here), its
-// counters and who hears about its writes (dirty log, tests).
+// counters and who hears about its writes (dirty log, tests). A TX queue's
+// frames are counted in `frames` (when given) and, with `max_frame`, one
+// longer than that (Ethernet header and one VLAN tag included, virtio-net
+// header not) is consumed and dropped, as the port drops it.
 struct QueueIo {
     prm::VirtqAttr& attr;
     prm::VirtqCounters& ctr;
     const WriteObserver* on_write = nullptr;
     uint8_t error = 0;  // set when this queue hit a bad ring/descriptor
+    FrameCounters* frames = nullptr;
+    size_t max_frame = 0;  // 0: no limit
+    // Told of a gratuitous ARP once it reached the receiver, before its TX
+    // chain completes (whoever sees the used entry sees the call's effects).
+    const std::function<void()>* on_announce = nullptr;
 };
 
+// The longest frame a port with this MTU (the largest IP packet) passes:
+// Ethernet header and one VLAN tag on top (no FCS in guest memory).
+constexpr size_t max_frame_of_mtu(uint32_t mtu) { return size_t(mtu) + 14 + 4; }
+
 struct LoopbackResult {
-    uint32_t packets = 0;
+    uint32_t packets = 0;  // delivered to RX
+    uint32_t dropped = 0;  // consumed from TX, not delivered (oversize)
+    uint32_t announces = 0;  // gratuitous ARPs among the packets
     bool blocked = false;  // TX chains left waiting for RX buffers
 };
 

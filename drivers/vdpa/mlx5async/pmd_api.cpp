@@ -60,7 +60,8 @@ int fill_vq_info(PmdDevice& d, const std::vector<core::VqInfo>& info, rte_pmd_ml
         if (v.phase == core::VqPhase::Absent) continue;
         if (vqs && k < n)
             vqs[k] = {v.index,  v.fw_state, v.error_type, v.hw_available_index, v.hw_used_index,
-                      v.obj_id, v.errors,   v.live,       v.unsure,             d.core->irq_calls(v.index)};
+                      v.obj_id, v.errors,   v.live,       v.unsure,             d.core->irq_calls(v.index),
+                      v.arp_frames, v.announce_frames};
         k++;
     }
     return int(vqs ? std::min(k, n) : k);

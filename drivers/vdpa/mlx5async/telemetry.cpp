@@ -1,17 +1,20 @@
 // Telemetry endpoints (dpdk-telemetry.py, or the EAL telemetry socket):
 //   /vdpa_mlx5async/list            probed devices
 //   /vdpa_mlx5async/info,<device>   backend, strategy, throttle, vhost id,
+//                                   features offered and negotiated, MTUs,
 //                                   last suspend/resume timing
 //   /vdpa_mlx5async/vqs,<device>    per virtq with an object: index, PRM
 //                                   state, hw indexes (RDY ones queried from
 //                                   the device: live 1; others saved: live 0),
-//                                   errors (parallel arrays: DPDK 22.11 dicts
-//                                   hold arrays, not dicts)
+//                                   errors, interrupts, ARP and announce
+//                                   frames sent (parallel arrays: DPDK 22.11
+//                                   dicts hold arrays, not dicts)
 //   /vdpa_mlx5async/ledger,<device> the downtime ledger: when each phase of
 //                                   the last stop and start happened
 //                                   (core/ledger.hpp), monotonic and wall ns
 #include <rte_common.h>
 #include <rte_telemetry.h>
+#include <rte_vhost.h>
 
 #include <cstring>
 #include <string>
@@ -59,6 +62,16 @@ int tel_info(const char*, const char* params, rte_tel_data* d) {
     rte_tel_data_add_dict_u64(d, "max_virtqs", c.max_virtqs());
     rte_tel_data_add_dict_int(d, "vid", p->vid.load());
     rte_tel_data_add_dict_u64(d, "features", c.features());
+    rte_tel_data_add_dict_u64(d, "port_mtu", c.port_mtu());
+    // What the frontend negotiated and the MTU it set (VHOST_USER_NET_SET_MTU).
+    uint64_t negotiated = 0;
+    uint16_t mtu = 0;
+    if (const int vid = p->vid.load(); vid >= 0) {
+        (void)rte_vhost_get_negotiated_features(vid, &negotiated);
+        (void)rte_vhost_get_mtu(vid, &mtu);
+    }
+    rte_tel_data_add_dict_u64(d, "negotiated_features", negotiated);
+    rte_tel_data_add_dict_u64(d, "vhost_mtu", mtu);
     auto irq = c.irq_stats();
     rte_tel_data_add_dict_string(d, "event_mode", irq.enabled ? "irq" : "none");
     rte_tel_data_add_dict_u64(d, "irq_events", irq.events);
@@ -73,10 +86,10 @@ int tel_info(const char*, const char* params, rte_tel_data* d) {
 int tel_vqs(const char*, const char* params, rte_tel_data* d) {
     PmdDevice* p = device_param(params);
     if (!p) return -EINVAL;
-    constexpr int kCols = 8;
+    constexpr int kCols = 10;
     rte_tel_data* cols[kCols] = {};
     const char* names[kCols] = {"index", "state", "hw_available_index", "hw_used_index", "live",
-                                "errors", "interrupts", "unsure"};
+                                "errors", "interrupts", "unsure", "arp_frames", "announce_frames"};
     for (auto& col : cols) {
         col = rte_tel_data_alloc();
         if (!col) {
@@ -95,6 +108,8 @@ int tel_vqs(const char*, const char* params, rte_tel_data* d) {
         rte_tel_data_add_array_u64(cols[5], v.errors);
         rte_tel_data_add_array_u64(cols[6], p->core->irq_calls(v.index));
         rte_tel_data_add_array_u64(cols[7], v.unsure);
+        rte_tel_data_add_array_u64(cols[8], v.arp_frames);
+        rte_tel_data_add_array_u64(cols[9], v.announce_frames);
     }
     rte_tel_data_start_dict(d);
     for (int i = 0; i < kCols; i++) rte_tel_data_add_dict_container(d, names[i], cols[i], 0);

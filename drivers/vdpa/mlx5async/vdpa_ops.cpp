@@ -247,7 +247,7 @@ int get_config(int vid, uint8_t* config, uint32_t size) noexcept {
     NetConfig c{};
     c.status = kLinkUp;
     c.max_virtqueue_pairs = uint16_t(d->core->max_virtqs() / 2);
-    c.mtu = 1500;
+    c.mtu = d->core->port_mtu() ? d->core->port_mtu() : 1500;  // the Ethernet default when unknown
     std::memcpy(config, &c, std::min<uint32_t>(size, sizeof c));
     return 0;
 }

@@ -73,6 +73,9 @@ Result<core::GuestConfig> read_guest_config(int vid) {
     core::GuestConfig g;
     if (rte_vhost_get_negotiated_features(vid, &g.features) != 0)
         return fail(Errc::NotFound, "vhost " + std::to_string(vid) + ": no negotiated features");
+    // Set by VHOST_USER_NET_SET_MTU with VIRTIO_NET_F_MTU negotiated; an
+    // error (not negotiated, not set) leaves 0.
+    if (uint16_t mtu = 0; rte_vhost_get_mtu(vid, &mtu) == 0) g.mtu = mtu;
     auto mem = mem_table(vid);
     MLX5A_CHECK(mem);
     for (uint32_t i = 0; i < (*mem)->nregions; i++) {

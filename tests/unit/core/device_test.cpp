@@ -637,6 +637,23 @@ TEST_F(DeviceCore, OffersTheCapsOffloadsAndProgramsTheNegotiatedOnes) {
     }
 }
 
+// doc/guides/mlx5async.md, "Virtio features": what the driver offers
+// whatever the caps, what it takes from them, and what it never offers.
+TEST_F(DeviceCore, OffersAnnounceLayoutOrderingAndThePortsMtu) {
+    emu_extra = ",mtu=9000";
+    open("cx7", 1);
+    const uint64_t f = dev->features();
+    for (uint64_t want : {vfeat::GUEST_ANNOUNCE, vfeat::ANY_LAYOUT, vfeat::ORDER_PLATFORM,
+                          vfeat::MTU, vfeat::LOG_ALL, vfeat::VERSION_1, vfeat::MQ,
+                          vfeat::PROTOCOL_FEATURES})
+        EXPECT_TRUE(f & want) << std::hex << want;
+    // No cap says the device honours these, or the emulator does not.
+    for (uint64_t never : {vfeat::RING_EVENT_IDX, vfeat::RING_INDIRECT_DESC, vfeat::RING_PACKED,
+                           vfeat::ACCESS_PLATFORM, vfeat::CTRL_VQ})
+        EXPECT_FALSE(f & never) << std::hex << never;
+    EXPECT_EQ(dev->port_mtu(), 9000);
+}
+
 TEST(DeviceOpen, UnknownProfileAndHardwareWithoutDeviceFailClearly) {
     DeviceConfig c;
     c.emu_spec = "cx9";

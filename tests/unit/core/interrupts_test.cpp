@@ -16,35 +16,13 @@ namespace mlx5async::core {
 namespace {
 
 using testing_support::Fixture;
+using testing_support::GuestRing;
 using testing_support::guest_ram;
+using testing_support::kBufGpa;
+using testing_support::kDescWrite;
 using Interrupts = Fixture;
 
-constexpr uint64_t kBufGpa = 0x4000000;  // packet buffers, clear of the rings
-constexpr uint16_t kDescWrite = 2;
 constexpr uint16_t kNoInterrupt = 1;  // VRING_AVAIL_F_NO_INTERRUPT
-
-// A split ring in guest RAM seen from the guest side (virtio 1.x §2.7).
-struct GuestRing {
-    const VringConfig& v;
-    template <typename T>
-    T* at(uint64_t gpa) const { return reinterpret_cast<T*>(uintptr_t(guest_ram() + gpa)); }
-    // The device reads avail->flags concurrently: one atomic store.
-    void set_avail_flags(uint16_t f) const { __atomic_store_n(at<uint16_t>(v.avail_gpa), f, __ATOMIC_RELEASE); }
-    uint16_t avail_idx() const { return __atomic_load_n(at<uint16_t>(v.avail_gpa + 2), __ATOMIC_ACQUIRE); }
-    uint16_t used_idx() const { return __atomic_load_n(at<uint16_t>(v.used_gpa + 2), __ATOMIC_ACQUIRE); }
-    // One single-descriptor chain at the next avail slot (descriptor = slot).
-    void post(uint64_t buf, uint32_t len, uint16_t flags) const {
-        uint16_t idx = avail_idx();
-        uint16_t d = uint16_t(idx % v.size);
-        std::byte* desc = at<std::byte>(v.desc_gpa + 16ull * d);
-        std::memcpy(desc, &buf, 8);
-        std::memcpy(desc + 8, &len, 4);
-        std::memcpy(desc + 12, &flags, 2);
-        std::memset(desc + 14, 0, 2);
-        at<uint16_t>(v.avail_gpa + 4)[d] = d;
-        __atomic_store_n(at<uint16_t>(v.avail_gpa + 2), uint16_t(idx + 1), __ATOMIC_RELEASE);
-    }
-};
 
 // Reads an eventfd's counter (0 when nothing was written).
 uint64_t drain(const UniqueFd& fd) {

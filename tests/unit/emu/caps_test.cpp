@@ -2,6 +2,8 @@
 #include <cstdlib>
 
 #include "common/prm/caps_layout.hpp"
+#include "common/prm/vport.hpp"
+#include "common/prm/vport_layout.hpp"
 #include "emu/profile.hpp"
 #include "emu_fixture.hpp"
 
@@ -82,6 +84,30 @@ TEST_F(Caps, ShortOutputIsBadOutputLength) {
     EXPECT_EQ(r.syndrome, syndrome::kOutLenShort);
 }
 
+// QUERY_NIC_VPORT_CONTEXT: the port's hardware MTU (the profile's IP MTU
+// plus Ethernet header, VLAN tag and FCS), for the function's own vport only.
+TEST_F(Caps, NicVportContextCarriesThePortMtu) {
+    std::vector<std::byte> in(prm::kQueryNicVportContextInBytes), out(prm::kQueryNicVportContextOutBytes);
+    prm::encode_query_nic_vport_context(in);
+    ASSERT_EQ(A.general_cmd(ctx_, in.data(), in.size(), out.data(), out.size()), 0);
+    auto c = prm::decode_query_nic_vport_context_out(out);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->mtu, dev_->profile().mtu + 22u);
+    // Another function's vport, then a set reserved bit, then a short output.
+    prm::set<prm::layout::query_nic_vport_context_in::other_vport>(in, 1);
+    auto r = ret_of(A.general_cmd(ctx_, in.data(), in.size(), out.data(), out.size()), out);
+    EXPECT_EQ(r.status, uint8_t(prm::Status::BAD_PARAM_ERR));
+    EXPECT_EQ(r.syndrome, syndrome::kOtherVport);
+    prm::encode_query_nic_vport_context(in);
+    prm::set_bits(in, 0x70, 8, 1);
+    r = ret_of(A.general_cmd(ctx_, in.data(), in.size(), out.data(), out.size()), out);
+    EXPECT_EQ(r.syndrome, syndrome::kReservedNonZero);
+    prm::encode_query_nic_vport_context(in);
+    std::vector<std::byte> small(64);
+    r = ret_of(A.general_cmd(ctx_, in.data(), in.size(), small.data(), small.size()), small);
+    EXPECT_EQ(r.status, uint8_t(prm::Status::BAD_OUTP_LEN_ERR));
+}
+
 TEST_F(Caps, GeneralCmdRefusesObjectCommands) {
     std::vector<std::byte> in(prm::kVirtqCmdInBytes), out(16);
     ASSERT_TRUE(prm::encode_create_virtq(valid_attr(0), in));
@@ -95,9 +121,26 @@ TEST(Profiles, Cx6dxAndCx7Differ) {
     EXPECT_FALSE(a->virtio.freeze_to_rdy_supported);
     EXPECT_TRUE(b->virtio.freeze_to_rdy_supported);
     EXPECT_FALSE(a->virtio.desc_group_mkey_supported);
-    EXPECT_EQ(a->virtio.virtio_queue_type, 0x1);
-    EXPECT_EQ(b->virtio.virtio_queue_type, 0x3);
     EXPECT_FALSE(builtin_profile("cx5"));
+}
+
+// The datapath runs split rings only, so no profile claims packed ones
+// (doc/guides/mlx5async.md, "Virtio features").
+TEST(Profiles, EveryProfileAdvertisesSplitRingsOnly) {
+    for (const char* name : {"cx6dx", "cx7"}) {
+        auto p = builtin_profile(name);
+        ASSERT_TRUE(p);
+        EXPECT_EQ(p->virtio.virtio_queue_type, 0x1) << name;
+    }
+}
+
+TEST(Profiles, MtuKeySetsThePortMtuWithinIpLimits) {
+    auto p = parse_spec("cx7,mtu=9000");
+    ASSERT_TRUE(p);
+    EXPECT_EQ(p->mtu, 9000u);
+    EXPECT_EQ(builtin_profile("cx7")->mtu, 1500u);
+    EXPECT_FALSE(parse_spec("cx7,mtu=67"));
+    EXPECT_FALSE(parse_spec("cx7,mtu=65514"));
 }
 
 TEST(Profiles, DefaultTimingReproducesReferenceNumbers) {

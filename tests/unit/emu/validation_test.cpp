@@ -109,6 +109,14 @@ TEST_F(Validation, CreateWrongObjTypeAndOpcode) {
               Status::BAD_OP_ERR, syndrome::kBadOpcode);
 }
 
+// No profile advertises packed rings (the datapath runs split ones): a
+// packed virtq is refused on cx7 as on cx6dx.
+TEST_F(Validation, PackedRingRefusedOnCx7) {
+    auto a = valid_attr(0);
+    a.virtio_q_type = prm::VirtqType::PACKED;
+    expect_fw(create_virtq(a).ret, Status::BAD_PARAM_ERR, syndrome::kQueueTypeUnsupported);
+}
+
 TEST_F(Validation, ProfileLimitsOnCx6dx) {
     close_all();
     open_device(std::string("cx6dx,") + kZeroLatency);

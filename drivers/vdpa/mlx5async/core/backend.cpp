@@ -37,8 +37,27 @@ public:
         timing_.query_ns = uint64_t(p.timing.query_us) * 1000;
         timing_.fw_max_inflight = p.max_inflight;
     }
-    ~Emulated() override { (void)emu::destroy_device(device_); }
+    ~Emulated() override {
+        on_announce({});
+        (void)emu::destroy_device(device_);
+    }
     ModelTiming timing() const override { return timing_; }
+
+    FrameCounts frames(uint32_t virtq_obj_id) const override {
+        emu::Device* dev = emu::find_device(device_);
+        if (!dev) return {};
+        auto i = dev->virtq_info(virtq_obj_id);
+        if (!i) return {};
+        return {i->frames.arp, i->frames.announces, i->frames.oversize};
+    }
+
+    void on_announce(std::function<void(uint16_t ring)> f) override {
+        emu::Device* dev = emu::find_device(device_);
+        if (!dev) return;
+        if (!f) return dev->datapath().set_announce_observer({});
+        dev->datapath().set_announce_observer(
+            [f = std::move(f)](uint32_t, uint16_t queue_index) { f(queue_index); });
+    }
 
     Result<void> inject_fault(std::string_view text,
                               const std::function<Result<uint32_t>(uint16_t)>& object_of) override {

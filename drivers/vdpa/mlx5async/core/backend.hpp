@@ -22,10 +22,21 @@ struct ModelTiming {
     uint32_t fw_max_inflight = 0;
 };
 
+// What an emulated virtq's datapath saw of the frames it sent.
+struct FrameCounts {
+    uint64_t arp = 0;        // ARP frames
+    uint64_t announces = 0;  // of those, gratuitous (the guest announcing itself)
+    uint64_t oversize = 0;   // longer than the port's MTU: dropped
+};
+
 class EmulatorHooks {
 public:
     virtual ~EmulatorHooks() = default;  // removes the emulated device
     virtual ModelTiming timing() const = 0;
+    virtual FrameCounts frames(uint32_t virtq_obj_id) const = 0;
+    // `f(ring)` runs on the emulator's datapath thread when a virtq sends a
+    // gratuitous ARP; an empty `f` stops the calls (none runs after this returns).
+    virtual void on_announce(std::function<void(uint16_t ring)> f) = 0;
     // A fault rule (drivers/emu/fault_rule.hpp); `object_of` maps the virtq
     // number a rule names to its object id, or says why it cannot.
     virtual Result<void> inject_fault(std::string_view rule,

@@ -14,6 +14,7 @@
 #include "common/prm/opcodes.hpp"
 #include "common/prm/status.hpp"
 #include "common/prm/transport.hpp"
+#include "common/prm/vport.hpp"
 #include "vfeatures.hpp"
 
 namespace mlx5async::core {
@@ -74,6 +75,27 @@ Result<void> Device::Impl::query_caps() {
     if (vcaps.max_num_virtio_queues < 2)
         return fail(Errc::NotSupported, "device reports fewer than 2 virtio queues");
     return {};
+}
+
+// The port's MTU, from the function's NIC vport (as Linux mlx5_vnet's
+// query_mtu): the largest IP packet, which the device offers the guest
+// (VIRTIO_NET_F_MTU). Unknown (0, MTU not offered) when the query fails.
+void Device::Impl::query_port_mtu() {
+    std::vector<std::byte> in(prm::kQueryNicVportContextInBytes), out(prm::kQueryNicVportContextOutBytes);
+    prm::encode_query_nic_vport_context(in);
+    const int rc = api->general_cmd(ctx.get(), in.data(), in.size(), out.data(), out.size());
+    const int err = errno;
+    auto c = prm::decode_query_nic_vport_context_out(out);
+    std::string why;
+    if (!c) why = prm::describe(c.error());
+    else if (rc != 0) why = "errno " + std::to_string(err);
+    else if (c->mtu <= prm::kEthHardMtuOverhead) why = "MTU " + std::to_string(c->mtu);
+    if (!why.empty()) {
+        logf(LogLevel::Info, "%s: port MTU unknown (QUERY_NIC_VPORT_CONTEXT: %s): VIRTIO_NET_F_MTU not offered",
+             name.c_str(), why.c_str());
+        return;
+    }
+    port_mtu = uint16_t(c->mtu - prm::kEthHardMtuOverhead);
 }
 
 // A transport domain and one TIS in it, which every TX virtq names.
@@ -335,6 +357,7 @@ Device::Device(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Device::~Device() {
     if (!impl_) return;
+    if (impl_->emulator) impl_->emulator->on_announce({});  // it marks the ledger
     impl_->releaser.reset();  // no deferred destroy may run past this point
     impl_->recovery.reset();  // no event handler may run past this point
     impl_->irq_relay.reset();  // nor a completion event (it holds event QP pointers)
@@ -381,7 +404,9 @@ Result<std::unique_ptr<Device>> Device::open(const DeviceConfig& cfg, std::strin
     d.api = be->api;
     d.emulator = std::move(be->emulator);
     d.ctx = std::move(be->ctx);
+    if (d.emulator) d.emulator->on_announce([&d](uint16_t) { d.ledger.announced(); });
     MLX5A_CHECK(d.query_caps());
+    d.query_port_mtu();
     auto pd = devx::Pd::alloc(d.ctx);
     MLX5A_CHECK(pd);
     d.pd = std::move(*pd);
@@ -457,13 +482,23 @@ Result<void> Device::emu_fault(std::string_view rule) {
     });
 }
 
-uint64_t Device::features() const { return device_features(impl_->vcaps, max_virtqs()); }
+uint64_t Device::features() const {
+    return device_features(impl_->vcaps, max_virtqs(), impl_->port_mtu);
+}
+
+uint16_t Device::port_mtu() const { return impl_->port_mtu; }
 
 namespace {
 
-VqInfo saved_info(const Vq& q) {
-    return {q.index,         q.phase(), q.fw_state, q.error_type, q.saved_avail, q.saved_used,
-            q.obj.obj_id(), q.errors, q.unsure,   false};
+VqInfo saved_info(const Device::Impl& d, const Vq& q) {
+    VqInfo i{q.index,         q.phase(), q.fw_state, q.error_type, q.saved_avail, q.saved_used,
+             q.obj.obj_id(), q.errors, q.unsure,   false};
+    if (d.emulator && q.obj) {
+        FrameCounts f = d.emulator->frames(q.obj.obj_id());
+        i.arp_frames = f.arp;
+        i.announce_frames = f.announces;
+    }
+    return i;
 }
 
 }  // namespace
@@ -471,7 +506,7 @@ VqInfo saved_info(const Vq& q) {
 std::vector<VqInfo> Device::vq_info() const {
     std::lock_guard lk(impl_->mu);
     std::vector<VqInfo> v;
-    for (const Vq& q : impl_->vqs) v.push_back(saved_info(q));
+    for (const Vq& q : impl_->vqs) v.push_back(saved_info(*impl_, q));
     return v;
 }
 
@@ -493,7 +528,7 @@ std::vector<VqInfo> Device::query_vq_info() {
         if (q.obj && (q.phase() == VqPhase::Ready || q.unsure))
             b.add(devx::Command::query_virtq(q.obj, q.index));
     std::vector<VqInfo> v;
-    for (const Vq& q : d.vqs) v.push_back(saved_info(q));
+    for (const Vq& q : d.vqs) v.push_back(saved_info(d, q));
     if (b.empty()) return v;
     auto res = d.run(std::move(b), BatchKind::Query, nullptr);
     for (const auto& e : res.entries) {

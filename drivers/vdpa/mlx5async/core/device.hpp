@@ -65,6 +65,9 @@ struct VqInfo {
     // true: the indexes and state were just queried from the device; false:
     // the saved ones (last suspend, or what the last start programmed).
     bool live = false;
+    // Frames it sent, as the emulated datapath saw them (0 on hardware).
+    uint64_t arp_frames = 0;
+    uint64_t announce_frames = 0;
 };
 
 struct CmdSpan {
@@ -100,6 +103,7 @@ public:
     const DeviceConfig& config() const;
     uint32_t max_virtqs() const;
     uint64_t features() const;  // virtio features the device offers
+    uint16_t port_mtu() const;  // the largest IP packet the port passes (0: unknown)
     bool has_notify_area() const;  // a doorbell page a frontend can map
     struct NotifyArea {
         int fd = -1;          // mmap-able fd (the device context's cmd_fd)

@@ -94,6 +94,7 @@ struct Device::Impl {
     std::unique_ptr<IrqRelay> irq_relay;    // event CQs -> callfds (null without irq)
     prm::GeneralCaps gcaps;
     prm::VirtioEmulationCaps vcaps;
+    uint16_t port_mtu = 0;  // the largest IP packet the port passes (0: unknown)
     std::unique_ptr<devx::Engine> engine;
     devx::EventChannel events;                // OBJECT_CHANGE per virtq (cookie = ring)
     std::unique_ptr<ErrorRecovery> recovery;  // its thread; stopped first on close
@@ -117,6 +118,7 @@ struct Device::Impl {
 
     // device.cpp
     Result<void> query_caps();
+    void query_port_mtu();
     Result<void> make_transport();
     Result<void> make_engine(Strategy s, uint32_t max_inflight);
     Result<void> setup_interrupts();

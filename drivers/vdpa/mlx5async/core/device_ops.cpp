@@ -33,6 +33,10 @@ Result<void> Device::configure(const GuestConfig& g) {
                                                    std::to_string(d.vqs.size()) + " virtqs");
     Result<void> known = d.reconcile();
     const uint64_t registrations = d.mem.registrations;
+    if (g.mtu && d.port_mtu && g.mtu > d.port_mtu)
+        logf(LogLevel::Warning,
+             "%s: the frontend's MTU %u exceeds the port's %u: the port drops longer packets",
+             d.name.c_str(), g.mtu, d.port_mtu);
     // Rings vhost has not enabled stay as they are (set_vring_state brings
     // them). A ring is checked against the table this dev_conf registers.
     const std::vector<MemRegion> table = sorted_regions(g.mem);

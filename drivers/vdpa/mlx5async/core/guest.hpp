@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "virtio_uapi.h"  // generated (virtio_uapi.py)
+
 namespace mlx5async::core {
 
 // One region of guest memory mapped into this process.
@@ -37,6 +39,7 @@ struct VringConfig {
 
 struct GuestConfig {
     uint64_t features = 0;  // negotiated virtio features
+    uint16_t mtu = 0;       // the frontend's MTU (VHOST_USER_NET_SET_MTU); 0: not set
     std::vector<MemRegion> mem;
     std::vector<VringConfig> vrings;
 
@@ -59,26 +62,29 @@ struct RingIndexes {
     bool from_device = false;  // false: last known-good (the device failed to answer)
 };
 
-// Virtio feature bits the driver cares about.
+// Virtio feature bits the driver cares about, from the headers that define
+// them (Linux uapi virtio_config.h, virtio_net.h, virtio_ring.h,
+// vhost_types.h, through virtio_uapi.h).
 namespace vfeat {
-inline constexpr uint64_t CSUM = 1ull << 0;
-inline constexpr uint64_t GUEST_CSUM = 1ull << 1;
-inline constexpr uint64_t MAC = 1ull << 5;
-inline constexpr uint64_t GUEST_TSO4 = 1ull << 7;
-inline constexpr uint64_t GUEST_TSO6 = 1ull << 8;
-inline constexpr uint64_t HOST_TSO4 = 1ull << 11;
-inline constexpr uint64_t HOST_TSO6 = 1ull << 12;
-inline constexpr uint64_t MRG_RXBUF = 1ull << 15;
-inline constexpr uint64_t STATUS = 1ull << 16;
-inline constexpr uint64_t CTRL_VQ = 1ull << 17;
-inline constexpr uint64_t MQ = 1ull << 22;
-inline constexpr uint64_t LOG_ALL = 1ull << 26;  // VHOST_F_LOG_ALL
-inline constexpr uint64_t RING_INDIRECT_DESC = 1ull << 28;
-inline constexpr uint64_t RING_EVENT_IDX = 1ull << 29;
-inline constexpr uint64_t PROTOCOL_FEATURES = 1ull << 30;  // VHOST_USER_F_PROTOCOL_FEATURES
-inline constexpr uint64_t VERSION_1 = 1ull << 32;
-inline constexpr uint64_t ACCESS_PLATFORM = 1ull << 33;
-inline constexpr uint64_t RING_PACKED = 1ull << 34;
+constexpr uint64_t bit(unsigned n) { return 1ull << n; }
+inline constexpr uint64_t CSUM = bit(VIRTIO_NET_F_CSUM);
+inline constexpr uint64_t GUEST_CSUM = bit(VIRTIO_NET_F_GUEST_CSUM);
+inline constexpr uint64_t MTU = bit(VIRTIO_NET_F_MTU);
+inline constexpr uint64_t MRG_RXBUF = bit(VIRTIO_NET_F_MRG_RXBUF);
+inline constexpr uint64_t CTRL_VQ = bit(VIRTIO_NET_F_CTRL_VQ);
+inline constexpr uint64_t GUEST_ANNOUNCE = bit(VIRTIO_NET_F_GUEST_ANNOUNCE);
+inline constexpr uint64_t MQ = bit(VIRTIO_NET_F_MQ);
+inline constexpr uint64_t LOG_ALL = bit(VHOST_F_LOG_ALL);
+inline constexpr uint64_t ANY_LAYOUT = bit(VIRTIO_F_ANY_LAYOUT);
+inline constexpr uint64_t RING_INDIRECT_DESC = bit(VIRTIO_RING_F_INDIRECT_DESC);
+inline constexpr uint64_t RING_EVENT_IDX = bit(VIRTIO_RING_F_EVENT_IDX);
+// vhost-user's VHOST_USER_F_PROTOCOL_FEATURES (vhost-user spec; DPDK's
+// rte_vhost.h, which this DPDK-free layer does not include).
+inline constexpr uint64_t PROTOCOL_FEATURES = bit(30);
+inline constexpr uint64_t VERSION_1 = bit(VIRTIO_F_VERSION_1);
+inline constexpr uint64_t ACCESS_PLATFORM = bit(VIRTIO_F_ACCESS_PLATFORM);
+inline constexpr uint64_t RING_PACKED = bit(VIRTIO_F_RING_PACKED);
+inline constexpr uint64_t ORDER_PLATFORM = bit(VIRTIO_F_ORDER_PLATFORM);
 }  // namespace vfeat
 
 }  // namespace mlx5async::core

@@ -26,6 +26,7 @@ const char* ledger_phase_name(LedgerPhase p) noexcept {
     case LedgerPhase::AllReady: return "all_ready";
     case LedgerPhase::ConfReturned: return "conf_returned";
     case LedgerPhase::NotifiersSet: return "notifiers_set";
+    case LedgerPhase::Announced: return "announced";
     case LedgerPhase::Count: break;
     }
     return "?";
@@ -75,6 +76,13 @@ void Ledger::notifiers_done(uint64_t start_seq, int rc) {
     s_.at[size_t(LedgerPhase::NotifiersSet)] = now;
     s_.notifiers_rc = rc;
     s_.notifiers_tried = true;
+}
+
+void Ledger::announced() {
+    LedgerStamp now{clock_ns(CLOCK_MONOTONIC), clock_ns(CLOCK_REALTIME)};
+    std::lock_guard lk(mu_);
+    auto& at = s_.at[size_t(LedgerPhase::Announced)];
+    if (s_.start_seq && !at.mono_ns) at = now;
 }
 
 LedgerSnapshot Ledger::snapshot() const {

@@ -9,9 +9,11 @@
 //   -> used_rings_logged
 // Start, from SET_STATUS(DRIVER_OK) / the last ring ready (dev_conf):
 //   start_requested -> memory_registered -> virtqs_created -> all_ready
-//   -> conf_returned -> notifiers_set
+//   -> conf_returned -> notifiers_set; and announced: the first gratuitous
+//   ARP the guest sent through the device since the start began (the
+//   emulated datapath sees it; hardware's frames do not reach the driver).
 // Thread-safe: the vhost thread marks most phases, the host-notifier thread
-// the last.
+// notifiers_set, the emulated datapath announced.
 #pragma once
 
 #include <array>
@@ -32,6 +34,7 @@ enum class LedgerPhase : uint8_t {
     AllReady,         // the start batch answered: every started ring RDY
     ConfReturned,     // dev_conf returns to vhost
     NotifiersSet,     // host notifiers handed to the frontend (or refused)
+    Announced,        // the guest's first gratuitous ARP left the device
     Count,
 };
 
@@ -69,6 +72,9 @@ public:
     // The host-notifier set-up of start `start_seq` finished with `rc`:
     // stamps notifiers_set, unless a later start began meanwhile.
     void notifiers_done(uint64_t start_seq, int rc);
+    // The guest announced itself (a gratuitous ARP left the device): stamps
+    // announced once per start, if a start was recorded.
+    void announced();
     LedgerSnapshot snapshot() const;
 
 private:
