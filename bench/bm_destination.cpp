@@ -3,7 +3,9 @@
 // GiB on 1 and 4 devices x 32 virtqs, sequential (DPDK 22.11's order:
 // regions one by one, then virtqs one by one) and async. The devices start
 // one after another, as DPDK's single vhost thread runs their dev_conf.
-// Guest memory is one sparse memfd: nothing is touched but the rings.
+// Guest memory is one sparse memfd: nothing is touched but the rings; rows
+// with page_kib 2048 or 1048576 count its pages as 2 MiB or 1 GiB hugepages
+// (the emulator's shared_page_kib), as a hugepage-backed guest pins them.
 // Virtqs are pre-created (devarg queues) unless the row says otherwise:
 // then the start also creates them (umems, counters, event QPs, CREATE).
 //
@@ -127,9 +129,10 @@ VirtqPath virtq_path(const emu::Profile& p, double rings, double slots_left) {
 double ideal_device_ns(const emu::Profile& p, const GuestConfig& g, bool sequential, bool precreated,
                        bool unshared = false) {
     const emu::Timing& t = p.timing;
+    const double page = double(p.shared_page_kib) * 1024;  // what the guest's memfd counts in
     double own_sum = 0, own_max = 0, mtt = 0, chunks = 0, klm = double(g.mem.size() - 1);  // holes
     for (const core::MemChunk& c : core::chunks_of(g.mem, sequential)) {
-        const double pages = double(c.size) / 4096, own = t.umem_us * 1e3 + pages * t.pin_ns;
+        const double pages = std::ceil(double(c.size) / page), own = t.umem_us * 1e3 + pages * t.pin_ns;
         own_sum += own;
         own_max = std::max(own_max, own);
         mtt += pages * t.mtt_ns;
@@ -161,7 +164,9 @@ void destination_start(benchmark::State& st, core::Strategy s) {
     const uint64_t gib = uint64_t(st.range(0));
     const uint32_t devices = uint32_t(st.range(1));
     const bool precreated = st.range(2) != 0;
-    const std::string spec = profile_spec();
+    const uint64_t page_kib = uint64_t(st.range(3));
+    // The guest's pages: the memfd's 4 KiB, or hugepages as the model counts them.
+    const std::string spec = profile_spec() + (page_kib != 4 ? ",shared_page_kib=" + std::to_string(page_kib) : "");
     auto prof = emu::parse_spec(spec);
     const GuestFile* f = guest_file(gib);
     if (!prof || !f) return st.SkipWithError("emulator profile or guest memfd");
@@ -205,6 +210,7 @@ void destination_start(benchmark::State& st, core::Strategy s) {
     st.counters["guest_gib"] = double(gib);
     st.counters["devices"] = devices;
     st.counters["virtqs_per_device"] = kVirtqs;
+    st.counters["page_kib"] = double(page_kib);
 }
 
 }  // namespace
@@ -217,10 +223,13 @@ void register_destination() {
         auto* b = benchmark::RegisterBenchmark(name.c_str(), [s](benchmark::State& st) {
             destination_start(st, s);
         });
-        b->ArgNames({"guest_gib", "devices", "precreated"});
+        b->ArgNames({"guest_gib", "devices", "precreated", "page_kib"});
         for (long gib : {4, 64, 256, 1024})
-            for (long devices : {1, 4}) b->Args({gib, devices, 1});
-        for (long gib : {4, 64}) b->Args({gib, 1, 0});  // the start also creates the virtqs
+            for (long devices : {1, 4}) b->Args({gib, devices, 1, 4});
+        for (long gib : {4, 64}) b->Args({gib, 1, 0, 4});  // the start also creates the virtqs
+        // A guest on 2 MiB and 1 GiB hugepages (the model's page counts).
+        for (long gib : {64, 256})
+            for (long page_kib : {2048, 1 << 20}) b->Args({gib, 1, 1, page_kib});
         b->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
     }
 }

@@ -5,7 +5,8 @@ median start of each strategy, measured/ideal and async's speed-up over
 sequential in the same run; then the issue's target row. Rows whose
 virtqs are created by the start (not pre-created) come in a second table,
 with the model's limit for the same work done memory first, virtqs after
-(`unshared_ms`).
+(`unshared_ms`); rows of a guest on hugepages (2 MiB, 1 GiB: the model's
+page counts) in a third, next to the same guest on 4 KiB pages.
 
   bench_destination.py RAW.json OUT.json"""
 import json
@@ -13,7 +14,8 @@ import re
 import statistics
 import sys
 
-NAME = re.compile(r"BM_DestinationStart/strategy:(\w+)/guest_gib:(\d+)/devices:(\d+)/precreated:(\d)/")
+NAME = re.compile(r"BM_DestinationStart/strategy:(\w+)/guest_gib:(\d+)/devices:(\d+)/precreated:(\d)/"
+                  r"page_kib:(\d+)/")
 TARGET = (256, 4)  # guest GiB, devices: async <= 1.25x ideal, >= 3x sequential
 
 
@@ -25,15 +27,16 @@ def main(raw_path, out_path):
         m = NAME.match(b["name"])
         if not m or b.get("run_type") == "aggregate" or b.get("error_occurred"):
             continue
-        key = (m.group(1), int(m.group(2)), int(m.group(3)), m.group(4) == "1")
+        key = (m.group(1), int(m.group(2)), int(m.group(3)), m.group(4) == "1", int(m.group(5)))
         runs.setdefault(key, {"ms": [], "ideal": b["ideal_ms"], "virtqs": int(b["virtqs_per_device"]),
                               "unshared": b.get("unshared_ms")})
         runs[key]["ms"].append(b["measured_ms"])
     rows = []
-    for (s, g, d, pre), r in sorted(runs.items(), key=lambda kv: (not kv[0][3], kv[0][1], kv[0][2], kv[0][0])):
+    for (s, g, d, pre, page), r in sorted(runs.items(),
+                                          key=lambda kv: (kv[0][4], not kv[0][3], kv[0][1], kv[0][2], kv[0][0])):
         row = {"guest_gib": g, "devices": d, "virtqs_per_device": r["virtqs"], "strategy": s,
                "median_ms": round(statistics.median(r["ms"]), 3), "ideal_ms": round(r["ideal"], 3),
-               "virtqs_precreated": pre, "runs": len(r["ms"])}
+               "virtqs_precreated": pre, "page_kib": page, "runs": len(r["ms"])}
         if r["unshared"] is not None:
             row["unshared_ms"] = round(r["unshared"], 3)
         rows.append(row)
@@ -41,7 +44,8 @@ def main(raw_path, out_path):
     with open(out_path, "w") as f:
         json.dump({"profile": ctx.get("profile"), "git_revision": ctx.get("git_revision"),
                    "rows": rows}, f, indent=1)
-    by = {(r["strategy"], r["guest_gib"], r["devices"], r["virtqs_precreated"]): r for r in rows}
+    by = {(r["strategy"], r["guest_gib"], r["devices"], r["virtqs_precreated"]): r
+          for r in rows if r["page_kib"] == 4}
     print(f"destination start (dev_conf entry to every virtq RDY), 32 virtqs per device, "
           f"profile {ctx.get('profile', '?')}, git {ctx.get('git_revision', '?')}")
     fmt = lambda r, k: f"{r[k]:.1f}" if r and k in r else "-"
@@ -65,6 +69,25 @@ def main(raw_path, out_path):
             un = "" if pre else f" {fmt(a, 'unshared_ms')} |"
             print(f"| {g} | {d} | {fmt(a, 'ideal_ms')} |{un} {fmt(a, 'median_ms')} | {ratio(a)} "
                   f"| {fmt(s, 'median_ms')} | {ratio(s)} | {speed} |")
+    pages = sorted({r["page_kib"] for r in rows} - {4})
+    if pages:
+        print()
+        print("a guest on hugepages (the model's page counts), virtqs pre-created; 4 KiB: the same "
+              "guest on a memfd:")
+        print()
+        print("| guest GiB | devices | page | ideal async ms | async ms | async/ideal | sequential ms "
+              "| seq/async | async on 4 KiB pages ms |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        by_page = {(r["strategy"], r["guest_gib"], r["devices"], r["page_kib"]): r
+                   for r in rows if r["virtqs_precreated"]}
+        for g, d, page in sorted({(r["guest_gib"], r["devices"], r["page_kib"]) for r in rows
+                                  if r["page_kib"] != 4}):
+            a, s = by_page.get(("async", g, d, page)), by_page.get(("sequential", g, d, page))
+            small = by_page.get(("async", g, d, 4))
+            speed = f"{s['median_ms'] / a['median_ms']:.1f}x" if a and s else "-"
+            label = "2 MiB" if page == 2048 else "1 GiB" if page == 1 << 20 else f"{page} KiB"
+            print(f"| {g} | {d} | {label} | {fmt(a, 'ideal_ms')} | {fmt(a, 'median_ms')} | {ratio(a)} "
+                  f"| {fmt(s, 'median_ms')} | {speed} | {fmt(small, 'median_ms')} |")
     a, s = by.get(("async",) + TARGET + (True,)), by.get(("sequential",) + TARGET + (True,))
     if a and s:
         over, speed = a["median_ms"] / a["ideal_ms"], s["median_ms"] / a["median_ms"]

@@ -233,7 +233,8 @@ mlx5dv_devx_umem* umem_reg(ibv_context* c, void* addr, size_t size, uint32_t acc
         return nullptr;
     }
     // The kernel pins the pages before it issues the command (ib_umem_get).
-    auto pin = HostPin::pin(uint64_t(uintptr_t(addr)), size, access & IBV_ACCESS_LOCAL_WRITE);
+    auto pin = HostPin::pin(uint64_t(uintptr_t(addr)), size, access & IBV_ACCESS_LOCAL_WRITE,
+                            uint64_t(ctx->dev->profile().shared_page_kib) * 1024);
     if (!pin) {
         errno = pin.error().sys_errno;
         return nullptr;

@@ -141,7 +141,7 @@ void HostPin::release() noexcept {
     view_len_ = 0;
 }
 
-Result<HostPin> HostPin::pin(uint64_t addr, uint64_t size, bool writable) {
+Result<HostPin> HostPin::pin(uint64_t addr, uint64_t size, bool writable, uint64_t shared_page) {
     const uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE));
     if (size == 0 || addr + size < addr) return efault("empty or wrapping range", addr, size);
     const uint64_t lo = addr & ~(page - 1);
@@ -163,7 +163,9 @@ Result<HostPin> HostPin::pin(uint64_t addr, uint64_t size, bool writable) {
             if (file.size >= 0 && file_end > ((uint64_t(file.size) + page - 1) & ~(page - 1)))
                 return efault("pages past the end of the mapped file", addr, size);
             hugetlb = hugetlb || file.hugetlb;
-            const uint64_t part_page = file.hugetlb && file.page ? file.page : page;
+            const uint64_t part_page = file.hugetlb && file.page ? file.page
+                                       : v.shared && shared_page > page ? shared_page
+                                                                        : page;
             pin_page = pin_page ? std::min(pin_page, part_page) : part_page;
         } else {
             pin_page = page;

@@ -26,7 +26,10 @@ namespace mlx5async::emu {
 class HostPin {
 public:
     // [addr, addr + size) pinned, or an errno-style Error (EFAULT, ENOMEM).
-    static Result<HostPin> pin(uint64_t addr, uint64_t size, bool writable);
+    // `shared_page`: the page size a shared file mapping not on hugetlbfs is
+    // counted in (0: the kernel's; larger: as if on hugepages of that size,
+    // the cost model's view of a hugepage-backed guest in benchmarks).
+    static Result<HostPin> pin(uint64_t addr, uint64_t size, bool writable, uint64_t shared_page = 0);
 
     HostPin() = default;
     HostPin(HostPin&& o) noexcept { *this = static_cast<HostPin&&>(o); }
@@ -41,7 +44,8 @@ public:
     // Whether the device holds its own view (false: used in place).
     bool own_view() const { return view_ != nullptr; }
     // Pages of the backing page size the range spans (what the kernel pins
-    // and what the umem's MTT lists): huge pages for hugetlbfs, else 4 KiB.
+    // and what the umem's MTT lists): huge pages for hugetlbfs, else 4 KiB
+    // (or `shared_page`).
     uint64_t pages() const { return pages_; }
 
 private:

@@ -96,6 +96,12 @@ Result<void> apply_key(Profile& p, std::string_view k, std::string_view v) {
         p.virtio.freeze_to_rdy_supported = b != 0;
         return {};
     }
+    if (k == "shared_page_kib") {
+        MLX5A_CHECK(set_u32(p.shared_page_kib, k, v, 1u << 20));
+        if (p.shared_page_kib != 4 && p.shared_page_kib != 2048 && p.shared_page_kib != (1u << 20))
+            return fail(Errc::InvalidArgument, "emu spec: shared_page_kib must be 4, 2048 or 1048576");
+        return {};
+    }
     if (k == "seed") {
         auto n = parse_uint(k, v);
         if (!n) return unexpected(n.error());

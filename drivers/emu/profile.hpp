@@ -45,6 +45,11 @@ struct Profile {
     // The NIC vport's MTU (QUERY_NIC_VPORT_CONTEXT), the largest IP packet:
     // the loopback drops longer frames as the port would.
     uint32_t mtu = 1500;
+    // The page size shared memory not on hugetlbfs is pinned and translated
+    // in, KiB: 4 (the kernel's), or 2048 / 1048576 to model a guest on
+    // hugepages without reserving them (benchmarks; hugetlbfs memory always
+    // counts in its own pages).
+    uint32_t shared_page_kib = 4;
     ClockKind clock = ClockKind::Steady;
     uint64_t seed = 1;
 };
@@ -54,7 +59,7 @@ Result<Profile> builtin_profile(std::string_view name);
 
 // "profile[,key=value...]". Keys: modify_us query_us create_us destroy_us
 // umem_us general_us pin_ns unpin_ns mtt_ns mtt_lanes mkey_us cmd_timeout_ms
-// jitter_pct max_inflight cmd_slots max_virtqs mtu
+// jitter_pct max_inflight cmd_slots max_virtqs mtu shared_page_kib=4|2048|1048576
 // freeze_to_rdy clock=steady|manual seed. Unknown keys and bad values are
 // InvalidArgument.
 Result<Profile> parse_spec(std::string_view spec);

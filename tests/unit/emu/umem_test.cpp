@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "emu/host_pin.hpp"
 #include "emu_fixture.hpp"
 
 namespace mlx5async::emu::test {
@@ -181,6 +182,27 @@ TEST_F(Umem, TerabyteSparseMemfdRegistersWithoutTouchingPages) {
     ASSERT_EQ(fstat(f.fd, &st), 0);
     EXPECT_EQ(st.st_blocks, 0);  // no page of the file was allocated
     EXPECT_EQ(A.umem_dereg(u), 0);
+}
+
+// The cost model's page count (pinning, MTT entries): the kernel's pages for
+// a memfd, or the pages `shared_page` models a hugepage guest with; private
+// memory (the driver's own buffers) always in the kernel's.
+TEST_F(Umem, PagesCountInTheSharedPageSizeAsked) {
+    constexpr uint64_t kSize = 64ull << 20;
+    Memfd f(kSize);
+    const uint64_t addr = uint64_t(uintptr_t(f.map(kSize)));
+    for (uint64_t page : {0ull, 4096ull, 2ull << 20, 1ull << 30}) {
+        auto pin = HostPin::pin(addr, kSize, true, page);
+        ASSERT_TRUE(pin) << page;
+        EXPECT_EQ(pin->pages(), (kSize + std::max<uint64_t>(page, 4096) - 1) / std::max<uint64_t>(page, 4096))
+            << page;
+    }
+    void* priv = mmap(nullptr, kSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    ASSERT_NE(priv, MAP_FAILED);
+    auto pin = HostPin::pin(uint64_t(uintptr_t(priv)), kSize, true, 2ull << 20);
+    ASSERT_TRUE(pin);
+    EXPECT_EQ(pin->pages(), kSize / 4096);
+    munmap(priv, kSize);
 }
 
 TEST_F(Umem, BadRegistrationIsEinval) {
