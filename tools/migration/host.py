@@ -11,6 +11,12 @@ import time
 from child import Child
 
 EAL = ["--no-huge", "-m", "512", "--no-pci"]
+
+
+def hugepage_eal(mount, mb=256):
+    """EAL on hugepages of `mount` (a hugetlbfs), `mb` of them at start,
+    unlinked once mapped (freed when the process ends)."""
+    return ["--huge-dir", mount, "--huge-unlink", "-m", str(mb), "--no-pci"]
 # Levels the checks read: the PMD's info lines, and vhost's, which name the
 # ring bases on the wire (GET_VRING_BASE / SET_VRING_BASE).
 LOG_LEVELS = ["--log-level", "pmd.vdpa.mlx5async:info", "--log-level", "lib.vhost.config:info"]
@@ -61,12 +67,12 @@ class Telemetry:
 class Host(Child):
     """vdpa-testpmd with `vdev`; its socket is `<workdir>/<name>-vhost0`."""
 
-    def __init__(self, app, workdir, name, vdev, extra_eal=()):
+    def __init__(self, app, workdir, name, vdev, extra_eal=(), eal=EAL):
         self.name = name
         self.prefix = f"mlx5a-mig-{os.getpid()}-{next(_seq)}-{name}"
         iface = os.path.join(workdir, f"{name}-vhost")
         self.socket = iface + "0"
-        argv = [app] + EAL + ["--file-prefix", self.prefix, "--vdev", vdev] + LOG_LEVELS + \
+        argv = [app] + list(eal) + ["--file-prefix", self.prefix, "--vdev", vdev] + LOG_LEVELS + \
             list(extra_eal) + ["--", "--iface", iface, "--auto-start"]
         super().__init__(argv, os.path.join(workdir, f"{name}-host.log"), f"{name}: vdpa-testpmd")
         self.telemetry = Telemetry(self.prefix)

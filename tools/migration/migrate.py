@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
 """./run migrate: one Linux guest with 16 queue pairs live-migrates between
 two vdpa-testpmd hosts (mlx5async on an emulated ConnectX-7), once per
-strategy and run, strategies alternating so that they share the machine's
-conditions. QEMU's return-path capability is on, so its downtime figure
-includes the destination's device start. Prints, per strategy, the medians
-(and ranges) of QEMU's downtime and total time, the source's device stop,
-the destination's device start and the rest of the downtime; writes
-out/migrate/migrate.json and out/migrate/timeline.svg (one lane per host:
-QEMU's events and the PMD's downtime ledger on one time axis).
+configuration and run, configurations alternating so that they share the
+machine's conditions: each strategy with QEMU's announce parameters as they
+are, then the async strategy with each `--announce-initial` value (QEMU's
+migrate-set-parameters announce-initial, ms). QEMU's return-path capability
+is on. Prints, per configuration, the medians (and ranges) of QEMU's
+downtime and total time, the network downtime to the last destination
+virtq RDY and to the guest's announce, the source's device stop, the
+destination's device start and the rest; writes out/migrate/migrate.json
+and out/migrate/timeline.svg (one lane per host: QEMU's events and the
+PMD's downtime ledger on one time axis).
 
 usage: migrate.py BUILD_DIR GUEST_DIR [--runs 3] [--strategies sequential,async]
-                  [--queue-pairs 16] [--out DIR]
+                  [--announce-initial 1] [--queue-pairs 16] [--out DIR]
 """
 import argparse
 import json
@@ -35,11 +38,13 @@ def qmp_time(events, name, status=None):
     return None
 
 
-def record(m, strategy, run):
+def record(m, config, run):
     """One migration's numbers (ms) and its events on the wall clock (s).
     Network downtime: from the source device's stop request (the first
-    GET_VRING_BASE) to every destination virtq RDY, both hosts' ledgers on
-    this machine's one wall clock."""
+    GET_VRING_BASE) to every destination virtq RDY, and to the guest's
+    first gratuitous ARP through the destination device (the announce:
+    when the network learns where the VM is), both hosts' ledgers on this
+    machine's one wall clock."""
     stop, start = m.stop_ms(), m.start_ms()
     down = m.downtime_ms()
     ev = {
@@ -52,10 +57,12 @@ def record(m, strategy, run):
     ev["downtime_start"] = ev["source_completed"] - down / 1e3
     led_src = {k[:-8]: v / 1e9 for k, v in m.src_ledger.items() if k.endswith("_wall_ns") and v}
     led_dst = {k[:-8]: v / 1e9 for k, v in m.dst_ledger.items() if k.endswith("_wall_ns") and v}
-    network = (led_dst["all_ready"] - led_src["stop_requested"]) * 1e3
+    network = m.network_ms("all_ready")
     return {
-        "strategy": strategy, "run": run,
+        "strategy": config["label"], "run": run, "announce_initial_ms": config["announce_initial"],
         "downtime_ms": down, "network_downtime_ms": network, "total_ms": m.total_ms(),
+        "announce_ms": m.network_ms("announced"),
+        "resume_to_announce_ms": led_dst["announced"] * 1e3 - ev["destination_resume"] * 1e3,
         "setup_ms": float(m.info.get("setup-time", 0)),
         "source_stop_ms": stop, "destination_start_ms": start, "rest_ms": network - stop - start,
         "source_suspend_ms": m.src_ledger.get("suspend_ns", 0) / 1e6,
@@ -66,22 +73,34 @@ def record(m, strategy, run):
     }
 
 
-def one(args, strategy, run, wd):
-    bed = Testbed(args.app, args.guest_dir, wd, args.queue_pairs)
+def one(args, config, run, wd):
+    bed = Testbed(args.app, args.guest_dir, wd, args.queue_pairs,
+                  announce_initial=config["announce_initial"])
     try:
-        src = bed.host("src", vdev(args.queue_pairs, strategy))
-        dst = bed.host("dst", vdev(args.queue_pairs, strategy))
+        src = bed.host("src", vdev(args.queue_pairs, config["strategy"]))
+        dst = bed.host("dst", vdev(args.queue_pairs, config["strategy"]))
         vm = bed.boot(src)
         vm.wait_stats(len(vm.stats()), 2, 120)  # traffic flowing before the migration
         m = bed.migrate(vm, src, dst, return_path=True)
         m.dst_vm.wait_stats(len(m.dst_vm.stats()), 1, 120)  # and after it
-        return record(m, strategy, run)
+        return record(m, config, run)
     finally:
         bed.close()
 
 
+def configurations(args):
+    """Each strategy with QEMU's announce parameters; then async with each
+    announce-initial value."""
+    out = [{"label": s, "strategy": s, "announce_initial": None} for s in args.strategies.split(",")]
+    for ms in filter(None, args.announce_initial.split(",")):
+        out.append({"label": f"async, announce-initial {int(ms)} ms", "strategy": "async",
+                    "announce_initial": int(ms)})
+    return out
+
+
 COLUMNS = [("downtime_ms", "QEMU downtime"), ("total_ms", "total time"),
-           ("network_downtime_ms", "network downtime"), ("source_stop_ms", "source device stop"),
+           ("network_downtime_ms", "network downtime"),
+           ("announce_ms", "source stop to announce"), ("source_stop_ms", "source device stop"),
            ("destination_start_ms", "destination device start"),
            ("destination_memory_ms", "of it, guest memory"), ("rest_ms", "the rest")]
 # shown to the microsecond
@@ -104,7 +123,7 @@ def print_table(summary, queue_pairs):
     print(f"\nlive migration, 1 guest with {queue_pairs} queue pairs ({2 * queue_pairs} virtqs), "
           "emulated cx7, QEMU 7.2 TCG, return-path on; ms, median (min-max) of "
           f"{summary[0]['runs']} runs\n")
-    print("| strategy | " + " | ".join(t for _, t in COLUMNS) + " |")
+    print("| configuration | " + " | ".join(t for _, t in COLUMNS) + " |")
     print("|---|" + "---|" * len(COLUMNS))
     for e in summary:
         cells = [f"{e[k]['median']:.3f} ({e[k]['min']:.3f}-{e[k]['max']:.3f})" if k in DEVICE_COLUMNS
@@ -113,7 +132,9 @@ def print_table(summary, queue_pairs):
     print("QEMU downtime: query-migrate's figure (the source VM stopped until the source "
           "completed). Network downtime: the source device's stop request (first GET_VRING_BASE) "
           "to every destination virtq RDY: the destination's device start comes after QEMU's "
-          "figure ends. Source device stop: first GET_VRING_BASE to used rings logged; "
+          "figure ends. Source stop to announce: the same start to the guest's first gratuitous "
+          "ARP through the destination device (QEMU asks the guest at its RESUME, then again "
+          "after announce-initial and its steps). Source device stop: first GET_VRING_BASE to used rings logged; "
           "destination device start: dev_conf to every virtq RDY, of it guest memory: dev_conf "
           "to the memory table registered; the rest: network downtime "
           "minus both (QEMU's state transfer and vhost-user messages).")
@@ -125,26 +146,31 @@ def main():
     ap.add_argument("guest_dir")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--strategies", default="sequential,async")
+    ap.add_argument("--announce-initial", default="1",
+                    help="QEMU announce-initial values (ms, comma-separated) for extra async rows; "
+                         "empty: none")
     ap.add_argument("--queue-pairs", type=int, default=16)
     ap.add_argument("--out", default=os.path.join(TOP, "out", "migrate"))
     args = ap.parse_args()
     args.app = os.path.join(args.build_dir, "app", "vdpa-testpmd", "vdpa-testpmd")
-    strategies = args.strategies.split(",")
+    configs = configurations(args)
+    strategies = [c["label"] for c in configs]
     os.makedirs(args.out, exist_ok=True)
     rows = []
     for run in range(1, args.runs + 1):
-        for s in strategies:
+        for c in configs:
             wd = tempfile.mkdtemp(prefix="mlx5a-migrate-")
             try:
-                r = one(args, s, run, wd)
+                r = one(args, c, run, wd)
             except BaseException:
-                print(f"run {run} {s}: failed; logs kept in {wd}", file=sys.stderr)
+                print(f"run {run} {c['label']}: failed; logs kept in {wd}", file=sys.stderr)
                 raise
             shutil.rmtree(wd, ignore_errors=True)
             rows.append(r)
-            print(f"run {run} {s}: downtime {r['downtime_ms']:.0f} ms, total {r['total_ms']:.0f} ms, "
-                  f"source stop {r['source_stop_ms']:.3f} ms, destination start "
-                  f"{r['destination_start_ms']:.3f} ms", flush=True)
+            print(f"run {run} {c['label']}: downtime {r['downtime_ms']:.0f} ms, total "
+                  f"{r['total_ms']:.0f} ms, source stop {r['source_stop_ms']:.3f} ms, destination "
+                  f"start {r['destination_start_ms']:.3f} ms, announce {r['announce_ms']:.1f} ms",
+                  flush=True)
     summary = summarize(rows, strategies)
     print_table(summary, args.queue_pairs)
     doc = {"tool": "migrate", "queue_pairs": args.queue_pairs, "profile": "emu:cx7",

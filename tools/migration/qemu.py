@@ -12,6 +12,9 @@ from child import Child
 QEMU = "qemu-system-x86_64"
 GUEST_MAC = "52:54:00:12:34:56"
 MEM_MB = 256
+# virtio-net's host_mtu: QEMU offers VIRTIO_NET_F_MTU (when the backend does)
+# and sends it to the backend (VHOST_USER_NET_SET_MTU).
+MTU = 1500
 
 # What the guest's init prints once a second (tools/guest/init).
 _STATS = re.compile(r"^mlx5a-stats up=([0-9.]+) rxq=(\S*) txq=(\S*)")
@@ -105,17 +108,24 @@ class Vm(Child):
     `workdir` under `name`; QMP is a unix socket there."""
 
     def __init__(self, guest_dir, workdir, name, vhost_socket, queue_pairs, incoming=None,
-                 paused=False, page_per_vq=False, mem_mb=MEM_MB):
+                 paused=False, page_per_vq=False, mem_mb=MEM_MB, legacy=False, mem_path=None):
+        """`legacy`: a legacy-only virtio-net (no VERSION_1: the guest driver
+        then negotiates ANY_LAYOUT). `mem_path`: the guest's RAM in a file
+        there (a hugetlbfs mount: hugepages), else a memfd."""
         self.name = name
         self.console_path = os.path.join(workdir, f"{name}-console.log")
         self.qmp_path = os.path.join(workdir, f"{name}-qmp.sock")
         self.queue_pairs = queue_pairs
         nic = (f"virtio-net-pci,netdev=n0,mac={GUEST_MAC},vectors=0"  # MSI-X over vhost-user crashes TCG here
+               + f",host_mtu={MTU}"
                + (",mq=on" if queue_pairs > 1 else "")
-               + (",page-per-vq=on" if page_per_vq else ""))
+               + (",page-per-vq=on" if page_per_vq else "")
+               + (",disable-modern=on,disable-legacy=off" if legacy else ""))
+        # vhost-user needs the guest's RAM shared with the backend.
+        mem = (f"memory-backend-file,id=mem,size={mem_mb}M,mem-path={mem_path},share=on" if mem_path
+               else f"memory-backend-memfd,id=mem,size={mem_mb}M,share=on")
         argv = [QEMU, "-machine", "pc,accel=tcg", "-smp", "1", "-m", f"{mem_mb}M",
-                # vhost-user needs the guest's RAM shared with the backend.
-                "-object", f"memory-backend-memfd,id=mem,size={mem_mb}M,share=on",
+                "-object", mem,
                 "-numa", "node,memdev=mem",
                 "-kernel", os.path.join(guest_dir, "vmlinuz"),
                 "-initrd", os.path.join(guest_dir, "initrd.gz"),
@@ -200,6 +210,15 @@ class Vm(Child):
             self._qmp.close()
             self._qmp = None
         super().kill()
+
+
+def guest_features(line):
+    """The virtio features the guest's driver negotiated, from its 'up' line
+    (the bit string of /sys/class/net/eth0/device/features, bit 0 first)."""
+    m = re.search(r"features=([01]+)", line)
+    if not m:
+        raise AssertionError(f"no features in the guest's line: {line}")
+    return sum(1 << i for i, c in enumerate(m.group(1)) if c == "1")
 
 
 def booted(vm, timeout=180):

@@ -18,7 +18,8 @@ START_BARS = [("start_requested", "memory_registered", "memory", "#ffbb78"),
               ("memory_registered", "virtqs_created", "virtqs", "#c49c94"),
               ("virtqs_created", "all_ready", "start batch", "#ff7f0e"),
               ("all_ready", "conf_returned", "dev_conf end", "#dbdb8d"),
-              ("conf_returned", "notifiers_set", "host notifiers", "#98df8a")]
+              ("conf_returned", "notifiers_set", "host notifiers", "#98df8a"),
+              ("all_ready", "announced", "to the guest's announce", "#2ca02c")]
 TICKS_SRC = [("source_stop", "STOP"), ("source_completed", "completed")]
 # Where each tick's label goes (px below the lane top): labels of nearby
 # events must not overlap.

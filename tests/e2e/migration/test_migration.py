@@ -3,8 +3,9 @@
 Linux guest with 1 or 16 queue pairs between two vdpa-testpmd hosts, each
 an mlx5async device on an emulated ConnectX-7. The guest loops ICMP through
 every queue pair (tools/guest/init). Each case asserts properties only:
-ring bases on the wire and in the device, traffic on the destination,
-identical guest memory, clean logs, processes that finish.
+ring bases on the wire and in the device, traffic on the destination, the
+guest's announce through the destination device, the features the guest
+negotiated, identical guest memory, clean logs, processes that finish.
 
   test_migration.py CASE --app vdpa-testpmd --guest-dir .cache/guest
 """
@@ -20,10 +21,25 @@ import time
 top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 sys.path.insert(0, os.path.join(top, "tools", "migration"))
 import qemu as qemu_mod  # noqa: E402
+from host import hugepage_eal  # noqa: E402
+from hugepages import Hugepages  # noqa: E402
 from session import LEDGER_START, LEDGER_STOP, QEMU_EXPECTED, Testbed, vdev  # noqa: E402
 
 PAGE = 4096
 SUSPEND = 2  # PRM virtq state
+# Virtio feature bits (Linux uapi virtio_net.h, virtio_config.h, vhost_types.h).
+MTU, STATUS, CTRL_VQ, GUEST_ANNOUNCE, MQ, LOG_ALL, ANY_LAYOUT = 3, 16, 17, 21, 22, 26, 27
+VERSION_1, ORDER_PLATFORM = 32, 36
+# Offered features a guest of this kind never negotiates, and why
+# (doc/guides/mlx5async.md, "Virtio features").
+NOT_NEGOTIATED = {
+    "modern": {ANY_LAYOUT: "implied by VERSION_1: Linux's modern driver does not ask for it",
+               ORDER_PLATFORM: "QEMU 7.2's virtio-net-pci does not offer it",
+               LOG_ALL: "only while a migration runs (the dirty-log case)"},
+    "legacy": {VERSION_1: "a legacy-only device",
+               ORDER_PLATFORM: "QEMU 7.2's virtio-net-pci does not offer it",
+               LOG_ALL: "only while a migration runs (the dirty-log case)"},
+}
 # Expected lines, each with where and why:
 HOST_EXPECTED = [
     r"-FAILED: 0",  # vhost lists the status bits, FAILED among them
@@ -73,6 +89,42 @@ def check_ledgers(m, rings):
         assert dst["start_rings"] == rings, dst
 
 
+def check_announce(m):
+    """The guest announced itself through the destination device after its
+    RESUME: QEMU asked it to (GUEST_ANNOUNCE), its gratuitous ARP left a TX
+    virtq (the ledger's announced, the virtq's announce_frames), and QEMU
+    did not fall back to asking the backend for a RARP."""
+    led = m.dst_ledger
+    assert led["announced_ns"], f"no announce through the destination device: {led}"
+    assert led["announced_ns"] >= led["all_ready_ns"], led
+    assert led["announced_wall_ns"] / 1e9 >= m.resume_time(), \
+        f"announced at {led['announced_wall_ns'] / 1e9:.6f}, before RESUME at {m.resume_time():.6f}"
+    vqs = m.dst_host.vqs()
+    sent = {r: v["announce_frames"] for r, v in vqs.items() if v["announce_frames"]}
+    assert sent and all(r % 2 for r in sent), f"announce frames per ring: {sent}"
+    rarp = [l for l in m.dst_vm.qemu_messages() if "fake RARP" in l]
+    assert not rarp, f"{m.dst_vm.name}: {rarp}"
+
+
+def check_features(m, kind="modern"):
+    """Every feature the destination device offers was negotiated, with
+    vhost (what QEMU acked for the guest) and in the guest's own driver,
+    but those this kind of guest never takes (NOT_NEGOTIATED; MQ with one
+    queue pair, where QEMU runs mq=off); and the guest has what its
+    announce needs (GUEST_ANNOUNCE, CTRL_VQ, STATUS)."""
+    info = m.dst_host.info()
+    offered, acked = info["features"], info["negotiated_features"]
+    skip = dict(NOT_NEGOTIATED[kind])
+    if m.dst_vm.queue_pairs == 1:
+        skip[MQ] = "one queue pair: mq=off"
+    missing = [b for b in range(64) if offered >> b & 1 and not acked >> b & 1 and b not in skip]
+    assert not missing, f"offered {offered:#x}, vhost negotiated {acked:#x}: bits {missing} missing"
+    guest = qemu_mod.guest_features(m.dst_vm.up_line)
+    for b in (GUEST_ANNOUNCE, CTRL_VQ, STATUS, MTU) + ((ANY_LAYOUT,) if kind == "legacy" else (VERSION_1,)):
+        assert guest >> b & 1, f"the guest's driver did not negotiate bit {b}: {guest:#x}"
+    assert info["vhost_mtu"] == qemu_mod.MTU, f"vhost MTU {info['vhost_mtu']}, QEMU's host_mtu {qemu_mod.MTU}"
+
+
 def totals(line):
     return sum(line[1].values()), sum(line[2].values())
 
@@ -108,6 +160,8 @@ def one_migration(bed, strategy, page_per_vq=False):
     check_bases(m, 2 * qp)
     check_ledgers(m, 2 * qp)
     check_traffic(m.dst_vm)
+    check_announce(m)
+    check_features(m, "legacy" if bed.legacy else "modern")
     check_clean(m)
     return m
 
@@ -129,36 +183,79 @@ def case_dirty_log(a):
     page the source's device wrote during the pre-copy (RX buffers, used
     rings) was logged dirty and sent again."""
     with Bed(a, 16) as bed:
-        src = bed.host("src", vdev(16, "async"))
-        dst = bed.host("dst", vdev(16, "async"))
-        vm = bed.boot(src)
-        check_traffic(vm, 2)
-        # A slow pre-copy (~2 s): the device writes many pages after QEMU sent them.
-        m = bed.migrate(vm, src, dst, paused=True, max_bandwidth=48 << 20)
-        check_bases(m, 32, started=False)
-        assert not m.dst_host.set_bases(m.dst_mark), "the paused destination started its device"
-        check_ledgers(m, 32)
-        dumps = []
-        for side in (m.src_vm, m.dst_vm):
-            path = os.path.join(bed.workdir, f"{side.name}.ram")
-            side.qmp.cmd("pmemsave", val=0, size=256 << 20, filename=path)
-            dumps.append(path)
-        if not filecmp.cmp(dumps[0], dumps[1], shallow=False):
-            with open(dumps[0], "rb") as f0, open(dumps[1], "rb") as f1:
-                diff = []
-                page = 0
-                while True:
-                    x, y = f0.read(PAGE), f1.read(PAGE)
-                    if not x and not y:
-                        break
-                    if x != y:
-                        diff.append(page)
-                    page += 1
-            raise AssertionError(f"{len(diff)} guest pages differ after migration, e.g. GPA "
-                                 + ", ".join(hex(p * PAGE) for p in diff[:8]))
-        assert m.src_host.get_bases(m.src_mark), "no ring stopped on the source"
-        check_clean(m)
-        print(f"guest RAM identical ({(256 << 20) // PAGE} pages)")
+        dirty_log(bed)
+
+
+def dirty_log(bed):
+    """The dirty-log case on `bed` (its guest shape)."""
+    src = bed.host("src", vdev(16, "async"))
+    dst = bed.host("dst", vdev(16, "async"))
+    vm = bed.boot(src)
+    check_traffic(vm, 2)
+    mark = src.mark()
+    # A slow pre-copy (~2 s): the device writes many pages after QEMU sent them.
+    m = bed.migrate(vm, src, dst, paused=True, max_bandwidth=48 << 20)
+    # VHOST_F_LOG_ALL negotiated for the pre-copy, and the device logging.
+    src.wait_line(lambda l: "dirty logging on" in l, 10, "dirty logging on", since=mark)
+    check_bases(m, 32, started=False)
+    assert not m.dst_host.set_bases(m.dst_mark), "the paused destination started its device"
+    check_ledgers(m, 32)
+    dumps = []
+    for side in (m.src_vm, m.dst_vm):
+        path = os.path.join(bed.workdir, f"{side.name}.ram")
+        side.qmp.cmd("pmemsave", val=0, size=256 << 20, filename=path)
+        dumps.append(path)
+    if not filecmp.cmp(dumps[0], dumps[1], shallow=False):
+        with open(dumps[0], "rb") as f0, open(dumps[1], "rb") as f1:
+            diff = []
+            page = 0
+            while True:
+                x, y = f0.read(PAGE), f1.read(PAGE)
+                if not x and not y:
+                    break
+                if x != y:
+                    diff.append(page)
+                page += 1
+        raise AssertionError(f"{len(diff)} guest pages differ after migration, e.g. GPA "
+                             + ", ".join(hex(p * PAGE) for p in diff[:8]))
+    assert m.src_host.get_bases(m.src_mark), "no ring stopped on the source"
+    check_clean(m)
+    print(f"guest RAM identical ({(256 << 20) // PAGE} pages)")
+
+
+def case_legacy(a):
+    """A legacy-only virtio-net (no VERSION_1): Linux's legacy driver asks
+    for ANY_LAYOUT, which the device offers, and the rings run with the
+    legacy header (10 bytes, 12 with MRG_RXBUF)."""
+    with Bed(a, 4, legacy=True) as bed:
+        m = one_migration(bed, "async")
+        print(f"legacy guest migrated: downtime {m.downtime_ms():.0f} ms")
+
+
+# 2 MiB pages for two guests of qemu.MEM_MB and two hosts' EAL (256 MB each),
+# with room for QEMU's own use.
+HUGEPAGES = 2 * qemu_mod.MEM_MB // 2 + 2 * 128 + 64
+
+
+def case_hugepages(a):
+    """The production shape: the guest's RAM on hugetlbfs (2 MiB pages,
+    memory-backend-file with share=on) and both hosts' EAL on hugepages, so
+    the emulated device registers the guest's memory in place, in 2 MiB
+    pages. The migration and its checks as pairs16-async."""
+    with Bed(a, 16, hugepages=HUGEPAGES) as bed:
+        m = one_migration(bed, "async")
+        # The hosts' EAL (256 MB each) and the guests' RAM are on the mount.
+        used = bed.hugepages.used()
+        assert used > 2 * 128, f"{used} hugepages in use: the hosts or guests are not on them"
+        print(f"hugepage guest migrated: {used} pages of 2 MiB in use, downtime "
+              f"{m.downtime_ms():.0f} ms, destination start {m.start_ms():.3f} ms")
+
+
+def case_hugepages_dirty_log(a):
+    """The dirty-log case on hugepages: the device's writes into a
+    hugetlbfs guest, through its in-place view, are all logged."""
+    with Bed(a, 16, hugepages=HUGEPAGES) as bed:
+        dirty_log(bed)
 
 
 def case_ping_pong(a):
@@ -249,18 +346,28 @@ def wait_until(get, pred, timeout, what):
 
 class Bed:
     """A Testbed in a private folder, closed (every process killed, the
-    folder removed) whatever happened."""
+    hugepages given back, the folder removed) whatever happened. With
+    `hugepages`, that many 2 MiB pages are reserved and mounted there: the
+    guests' RAM and the hosts' EAL live on them."""
 
-    def __init__(self, a, queue_pairs):
+    def __init__(self, a, queue_pairs, legacy=False, hugepages=0):
         self.wd = tempfile.mkdtemp(prefix="mlx5a-mig-")
         os.chmod(self.wd, 0o700)
-        self.bed = Testbed(a.app, a.guest_dir, self.wd, queue_pairs)
+        self.huge = Hugepages(os.path.join(self.wd, "hugepages"), hugepages) if hugepages else None
+        mount = self.huge.mount if self.huge else None
+        self.bed = Testbed(a.app, a.guest_dir, self.wd, queue_pairs, legacy=legacy, mem_path=mount,
+                           eal=hugepage_eal(mount) if mount else None)
 
     def __enter__(self):
+        if self.huge:
+            self.huge.__enter__()
+        self.bed.hugepages = self.huge
         return self.bed
 
     def __exit__(self, exc_type, exc, tb):
         self.bed.close()
+        if self.huge:
+            self.huge.close()
         if exc_type is None:
             shutil.rmtree(self.wd, ignore_errors=True)
         else:
@@ -274,6 +381,9 @@ CASES = {
     "pairs16-async": case_pairs(16, "async"),
     "pairs16-sequential": case_pairs(16, "sequential"),
     "dirty-log": case_dirty_log,
+    "legacy": case_legacy,
+    "hugepages": case_hugepages,
+    "hugepages-dirty-log": case_hugepages_dirty_log,
     "ping-pong": case_ping_pong,
     "kill-during-conf": case_kill_during_conf,
 }
