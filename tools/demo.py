@@ -24,6 +24,7 @@ TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(TOP, "tests", "e2e"))
 from e2e_lib import Frontend, Proc  # noqa: E402
 import demo_destination  # noqa: E402
+import measured  # noqa: E402
 
 EAL = ["--no-huge", "-m", "256", "--no-pci"]
 STRATEGIES = "sequential,threads,async"
@@ -127,16 +128,18 @@ def main():
     plot = os.path.join(a.out, "suspend-vs-virtqs.svg")
     subprocess.run([sys.executable, os.path.join(TOP, "tools", "plot.py"), "-o", plot,
                     "--op", "both"] + results, check=True)
-    print()
-    print(f"emulated ConnectX-7 (cx7 profile: 0.5 ms per MODIFY, 0.656 ms per QUERY, "
-          f"16 commands in flight), 1 device x {main_q} virtqs, median of {a.cycles} cycles:")
-    print("\n".join(main_table))
+    summary = [f"emulated ConnectX-7 (cx7 profile: 0.5 ms per MODIFY, 0.656 ms per QUERY, "
+               f"16 commands in flight), 1 device x {main_q} virtqs, median of {a.cycles} cycles:", ""]
+    summary += main_table
     if looped is not None:
         packets, irqs, rings = looped
-        print(f"traffic: {packets} of {TRAFFIC * main_q // 2} packets the guest posted on its "
-              f"{main_q // 2} TX rings came back on its RX rings (emulated loopback datapath); "
-              f"{irqs} interrupts reached the guest's callfds on {rings} of {main_q} rings")
-    print(demo_destination.run(a.build, a.out), flush=True)
+        summary += ["", f"traffic: {packets} of {TRAFFIC * main_q // 2} packets the guest posted on its "
+                    f"{main_q // 2} TX rings came back on its RX rings (emulated loopback datapath); "
+                    f"{irqs} interrupts reached the guest's callfds on {rings} of {main_q} rings"]
+    summary += ["", demo_destination.run(a.build, a.out)]
+    print()
+    print("\n".join(summary), flush=True)
+    measured.write_summary(os.path.join(a.out, "summary.json"), "./run demo", "\n".join(summary))
     print()
     print(f"results: {os.path.join(a.out, 'results-q*.json')}, {os.path.join(a.out, 'destination.json')}")
     print(f"plot:    {plot}")

@@ -28,6 +28,9 @@ from qemu import Vm  # noqa: E402,F401  (Testbed boots them)
 from session import Testbed, vdev  # noqa: E402
 import timeline  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/
+import measured  # noqa: E402
+
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -119,25 +122,29 @@ def summarize(rows, strategies):
     return out
 
 
-def print_table(summary, queue_pairs):
-    print(f"\nlive migration, 1 guest with {queue_pairs} queue pairs ({2 * queue_pairs} virtqs), "
-          "emulated cx7, QEMU 7.2 TCG, return-path on; ms, median (min-max) of "
-          f"{summary[0]['runs']} runs\n")
-    print("| configuration | " + " | ".join(t for _, t in COLUMNS) + " |")
-    print("|---|" + "---|" * len(COLUMNS))
+def table(summary, queue_pairs):
+    """The Markdown of the summary: the table, then what its columns are."""
+    out = [f"live migration, 1 guest with {queue_pairs} queue pairs ({2 * queue_pairs} virtqs), "
+           "emulated cx7, QEMU 7.2 TCG, return-path on; ms, median (min-max) of "
+           f"{summary[0]['runs']} runs", ""]
+    out.append("| configuration | " + " | ".join(t for _, t in COLUMNS) + " |")
+    out.append("|---|" + "---|" * len(COLUMNS))
     for e in summary:
         cells = [f"{e[k]['median']:.3f} ({e[k]['min']:.3f}-{e[k]['max']:.3f})" if k in DEVICE_COLUMNS
                  else f"{e[k]['median']:.1f} ({e[k]['min']:.1f}-{e[k]['max']:.1f})" for k, _ in COLUMNS]
-        print(f"| {e['strategy']} | " + " | ".join(cells) + " |")
-    print("QEMU downtime: query-migrate's figure (the source VM stopped until the source "
-          "completed). Network downtime: the source device's stop request (first GET_VRING_BASE) "
-          "to every destination virtq RDY: the destination's device start comes after QEMU's "
-          "figure ends. Source stop to announce: the same start to the guest's first gratuitous "
-          "ARP through the destination device (QEMU asks the guest at its RESUME, then again "
-          "after announce-initial and its steps). Source device stop: first GET_VRING_BASE to used rings logged; "
-          "destination device start: dev_conf to every virtq RDY, of it guest memory: dev_conf "
-          "to the memory table registered; the rest: network downtime "
-          "minus both (QEMU's state transfer and vhost-user messages).")
+        out.append(f"| {e['strategy']} | " + " | ".join(cells) + " |")
+    out.append("")
+    out.append("QEMU downtime: query-migrate's figure (the source VM stopped until the source "
+               "completed). Network downtime: the source device's stop request (first "
+               "GET_VRING_BASE) to every destination virtq RDY: the destination's device start "
+               "comes after QEMU's figure ends. Source stop to announce: the same start to the "
+               "guest's first gratuitous ARP through the destination device (QEMU asks the guest "
+               "at its RESUME, then again after announce-initial and its steps). Source device "
+               "stop: first GET_VRING_BASE to used rings logged; destination device start: "
+               "dev_conf to every virtq RDY, of it guest memory: dev_conf to the memory table "
+               "registered; the rest: network downtime minus both (QEMU's state transfer and "
+               "vhost-user messages).")
+    return "\n".join(out)
 
 
 def main():
@@ -172,8 +179,11 @@ def main():
                   f"start {r['destination_start_ms']:.3f} ms, announce {r['announce_ms']:.1f} ms",
                   flush=True)
     summary = summarize(rows, strategies)
-    print_table(summary, args.queue_pairs)
-    doc = {"tool": "migrate", "queue_pairs": args.queue_pairs, "profile": "emu:cx7",
+    md = table(summary, args.queue_pairs)
+    print("\n" + md)
+    measured.write_summary(os.path.join(args.out, "summary.json"), "./run migrate", md)
+    doc = {"tool": "migrate", "commit": measured.commit(), "queue_pairs": args.queue_pairs,
+           "profile": "emu:cx7",
            "hypervisor": "qemu-system-x86_64 (TCG)", "return_path": True,
            "summary": summary, "runs": rows}
     path = os.path.join(args.out, "migrate.json")
