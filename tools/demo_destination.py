@@ -36,7 +36,7 @@ def one_start(build, strategy, workdir, run):
         reply = json.loads(fe.read_until(lambda l: l.startswith("{"), 300))
         if not reply.get("ok", True):
             raise SystemExit(f"demo: vhost-user-guest start failed: {reply}")
-        led = wait_ledger(host, "start_seq", {"start_seq": 0}, "conf_returned_ns", time.monotonic() + 300)
+        led = wait_ledger(host, "start_seq", {"start_seq": 0}, "all_ready_ns", time.monotonic() + 300)
         if led.get("start_rings") != 2 * PAIRS:
             raise SystemExit(f"demo: {led.get('start_rings')} of {2 * PAIRS} virtqs started ({strategy})")
         return led["start_ns"] / 1e6, led["memory_ns"] / 1e6

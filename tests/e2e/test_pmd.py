@@ -102,9 +102,10 @@ def case_app_cycles(args):
 def case_threads_follow_control(args):
     """With `-l <cpu>` EAL runs the main lcore there and its control threads
     (vhost-events, which calls the vDPA ops) on the other CPUs. The driver's
-    threads start on the control CPUs; the engine's workers follow the
-    thread that runs a batch: the application's main lcore for its own
-    suspend, vhost-events again for the frontend's dev_close."""
+    threads start on the control CPUs and stay there: every batch runs on
+    the device's strand (mlx5a-strand, a control thread), the application's
+    own suspend from its main lcore as the frontend's dev_close, so the
+    engine's workers never move to the application's lcore."""
     allowed = sorted(os.sched_getaffinity(0))
     if len(allowed) < 2:
         raise Skip("needs 2 CPUs")
@@ -130,9 +131,9 @@ def case_threads_follow_control(args):
         fe = s.track(Frontend(s.sock, 4, unique("fe")))
         assert s.host.cmd("wait-ready 8 60", timeout=90)["rdy"] == 8
         driver_threads(None)
-        r = s.host.cmd("suspend")  # the application's batch, on the main lcore
+        r = s.host.cmd("suspend")  # the application's call, from the main lcore
         assert r["rc"] == 0 and r["queues"] == 8, r
-        driver_threads({main_cpu})
+        driver_threads(None)
         assert s.host.cmd("resume")["rc"] == 0
         fe.quit()  # GET_VRING_BASE: dev_close's suspend, on vhost-events
         assert s.host.cmd("wait-vid 0 60", timeout=90)["ok"]

@@ -17,13 +17,14 @@ STOP_BARS = [("stop_requested", "suspend_issued", "prepare", "#9edae5"),
 START_BARS = [("start_requested", "memory_registered", "memory", "#ffbb78"),
               ("memory_registered", "virtqs_created", "virtqs", "#c49c94"),
               ("virtqs_created", "all_ready", "start batch", "#ff7f0e"),
-              ("all_ready", "conf_returned", "dev_conf end", "#dbdb8d"),
-              ("conf_returned", "notifiers_set", "host notifiers", "#98df8a"),
-              ("all_ready", "announced", "to the guest's announce", "#2ca02c")]
+              ("all_ready", "notifiers_set", "host notifiers", "#98df8a")]
+# Ledger moments drawn as ticks on the destination lane: dev_conf returns
+# once the start is posted; the guest's announce comes after the start.
+LEDGER_TICKS_DST = [("conf_returned", "dev_conf returned"), ("announced", "announce")]
 TICKS_SRC = [("source_stop", "STOP"), ("source_completed", "completed")]
 # Where each tick's label goes (px below the lane top): labels of nearby
 # events must not overlap.
-LABEL_Y = {"STOP": 11, "completed": 44, "RESUME": 11}
+LABEL_Y = {"STOP": 11, "completed": 44, "RESUME": 11, "dev_conf returned": 44, "announce": 11}
 TICKS_DST = [("destination_completed", "completed"), ("destination_resume", "RESUME")]
 
 
@@ -44,7 +45,8 @@ def _span(r):
     t0 = r["qemu_events"]["downtime_start"]
     times = [t for t in r["qemu_events"].values() if t]
     times += [t for k, t in r["source_ledger"].items() if k in _phases(STOP_BARS)]
-    times += [t for k, t in r["destination_ledger"].items() if k in _phases(START_BARS)]
+    times += [t for k, t in r["destination_ledger"].items()
+              if k in _phases(START_BARS) | {p for p, _ in LEDGER_TICKS_DST}]
     end = max(times + [t0 + r["downtime_ms"] / 1e3])
     start = min(times)
     return t0, (start - t0) * 1e3, (end - t0) * 1e3
@@ -90,15 +92,17 @@ def write(path, rows, strategies):
                 out.append(f'<rect x="{x1:.1f}" y="{ly + 16}" width="{max(x2 - x1, 1.0):.1f}" '
                            f'height="16" fill="{color}"><title>{escape(label)}: '
                            f'{(led[b] - led[a]) * 1e3:.3f} ms</title></rect>')
-            for key, label in ticks:
-                t = r["qemu_events"].get(key)
+            marks = [(r["qemu_events"].get(key), "QEMU " + label, label, "#d62728") for key, label in ticks]
+            if k == 1:
+                marks += [(led.get(key), label, label, "#2ca02c") for key, label in LEDGER_TICKS_DST]
+            for t, text, label, color in marks:
                 if t is None:
                     continue
                 x = sx((t - t0) * 1e3)
                 out.append(f'<line x1="{x:.1f}" y1="{ly + 2}" x2="{x:.1f}" y2="{ly + LANE}" '
-                           'stroke="#d62728" stroke-width="1.5"/>')
-                out.append(f'<text x="{x + 3:.1f}" y="{ly + LABEL_Y[label]}" fill="#d62728">'
-                           f'QEMU {label}</text>')
+                           f'stroke="{color}" stroke-width="1.5"/>')
+                out.append(f'<text x="{x + 3:.1f}" y="{ly + LABEL_Y[label]}" fill="{color}">'
+                           f'{escape(text)}</text>')
     # Axis and the legend of bar colours.
     ay = height - AXIS + 6
     out.append(f'<line x1="{ML}" y1="{ay}" x2="{W - MR}" y2="{ay}" stroke="black"/>')

@@ -86,19 +86,33 @@ int get_protocol_features(rte_vdpa_device* vdpa, uint64_t* features) noexcept {
     return 0;
 }
 
+// vhost runs every device's dev_conf on its one thread, and QEMU sends a
+// VM's next NIC its messages only after this one returned: the start runs
+// on the device's strand, so the devices of a VM start side by side. What
+// the device refuses (the memory table, a ring beyond it, features it never
+// offered) is refused here, starting nothing; a start that fails later is
+// logged once with its cause and stays in the ledger, its rings stopped,
+// and the next dev_conf tries again.
 int dev_conf(int vid) noexcept {
     auto [d, busy] = serving(vid, "dev_conf");
     if (!d) return busy;
     d->core->ledger().mark(core::LedgerPhase::StartRequested);
     auto g = read_guest_config(vid);
     if (!g) return fail_op("dev_conf", vid, g.error());
-    auto r = d->core->configure(*g);
+    const uint64_t seq = d->core->ledger().snapshot().start_seq;
+    const size_t rings = g->vrings.size();
+    auto r = d->core->start(*g, [d, vid, seq, rings](const Result<void>& res) {
+        if (!res)  // some rings may run still: those the error does not name
+            MLX5A_LOG(ERR, "vid %d: %s: start: %s", vid, d->core->name().c_str(),
+                      prm::describe(res.error()).c_str());
+        if (d->core->ledger().snapshot().start_rings == 0) return;
+        if (d->notifiers) d->notifiers->request(vid, seq);
+        MLX5A_LOG(INFO, "vid %d: %s started, %zu vrings", vid, d->core->name().c_str(), rings);
+    });
     if (!r) return fail_op("dev_conf", vid, r.error());
     d->configured = true;
-    if (d->notifiers) d->notifiers->request(vid, d->core->ledger().snapshot().start_seq);
     d->core->ledger().mark(core::LedgerPhase::ConfReturned);
-    MLX5A_LOG(INFO, "vid %d: %s configured, %zu vrings", vid, d->core->name().c_str(),
-              g->vrings.size());
+    MLX5A_LOG(INFO, "vid %d: %s configured, %zu vrings", vid, d->core->name().c_str(), rings);
     return 0;
 }
 
@@ -111,7 +125,8 @@ int dev_close(int vid) noexcept {
     d->coalescer->flush_now();  // pending disables ride in this batch's wake
     d->configured = false;
     std::vector<core::RingIndexes> rings;
-    auto r = d->core->close(rings);
+    auto r = d->core->close(rings);  // after a start still running: it waits for it
+    if (d->notifiers) d->notifiers->cancel();  // one that start asked for, not yet begun
     // Indexes go back for every ring, failed or not (last known-good).
     HandBack h = hand_back_rings(vid, rings, d->core->dirty_logging());
     ledger.set_stop_rings(h.rings, h.logged);

@@ -40,15 +40,20 @@ void VringStateCoalescer::flush_now() {
     flush_locked(lk);
 }
 
-void VringStateCoalescer::flush_locked(std::unique_lock<std::mutex>&) {
+// The batch waits on the device's strand (behind a start, say) without the
+// lock: record() from the vhost thread never waits for it.
+void VringStateCoalescer::flush_locked(std::unique_lock<std::mutex>& lk) {
     if (!pending_) return;
     pending_ = false;
+    const int vid = vid_;
+    lk.unlock();
     std::vector<core::RingIndexes> disabled;
     auto r = dev_.core->flush_vring_states(disabled);
     if (!r) MLX5A_LOG(ERR, "%s: ring enable/disable batch: %s", dev_.core->name().c_str(),
                       prm::describe(r.error()).c_str());
     // Disabled rings hand their indexes to vhost now, as dev_close would.
-    hand_back_rings(vid_, disabled, dev_.core->dirty_logging());
+    hand_back_rings(vid, disabled, dev_.core->dirty_logging());
+    lk.lock();
 }
 
 void VringStateCoalescer::run(std::stop_token st) {

@@ -32,7 +32,7 @@ private:
     void flush_locked(std::unique_lock<std::mutex>& lk);
 
     PmdDevice& dev_;
-    std::mutex mu_;  // protects pending_, deadline_, vid_
+    std::mutex mu_;  // protects pending_, deadline_, vid_ (not held across a batch)
     std::condition_variable_any cv_;
     bool pending_ = false;
     int vid_ = -1;

@@ -86,6 +86,7 @@ def check_ledgers(m, rings):
     if dst:
         times = [dst[p + "_ns"] for p in LEDGER_START]
         assert all(times) and times == sorted(times), f"destination start phases out of order: {dst}"
+        assert dst["conf_returned_ns"] >= dst["start_requested_ns"], dst
         assert dst["start_rings"] == rings, dst
 
 

@@ -25,7 +25,7 @@ TEST(Ledger, EachHalfStartsAfreshAtItsFirstPhase) {
     Ledger l;
     l.mark(P::StartRequested);
     l.mark(P::AllReady);
-    l.set_start(32, 1);
+    l.set_start(l.snapshot().start_seq, 32, 1);
     l.mark(P::StopRequested);
     l.mark(P::SuspendDone);
     auto s = l.snapshot();

@@ -9,62 +9,6 @@
 #include "device_impl.hpp"
 
 namespace mlx5async::core {
-devx::BatchResult Device::Impl::run(devx::Batch&& b, BatchKind kind, OpTiming* t) {
-    // timeout_ms bounds one wave of commands; guest memory comes as a batch
-    // per chunk kind (1 TiB: 1024 umems), so it gets that per wave it needs.
-    uint64_t waves = 1;
-    if (kind == BatchKind::Memory) {
-        const uint64_t width = cfg.strategy == Strategy::Sequential ? 1 : std::max<uint32_t>(1, cfg.max_inflight);
-        waves = std::max<uint64_t>(1, (b.size() + width - 1) / width);
-    }
-    uint64_t t0 = steady_ns();
-    devx::BatchResult r = engine->run(std::move(b), std::chrono::milliseconds(cfg.timeout_ms * waves));
-    uint64_t t1 = steady_ns();
-    if (t) {
-        t->firmware_ns += t1 - t0;
-        t->commands += r.done + r.failed + r.timed_out;
-        t->failed += r.failed + r.timed_out;
-        t->peak_inflight = std::max<uint32_t>(t->peak_inflight, r.peak_inflight);
-    }
-    if (trace.on) record_spans(r, kind);
-    if (r.timed_out || unanswered) note_unanswered();
-    return r;
-}
-
-// Logs when commands stay unanswered past their batch, and when the last
-// one was answered: each holds a command slot, so enough of them starve
-// every later batch.
-void Device::Impl::note_unanswered() {
-    const unsigned late = engine->late_commands();
-    if (late > unanswered)
-        logf(LogLevel::Warning,
-             "%s: %u firmware commands unanswered after their batch's deadline (%u of %u command "
-             "slots held until the device answers or the kernel's command timeout fails them)",
-             name.c_str(), late, late, cfg.max_inflight);
-    else if (late == 0 && unanswered)
-        logf(LogLevel::Info, "%s: every late firmware command answered", name.c_str());
-    unanswered = late;
-}
-
-void Device::Impl::record_spans(const devx::BatchResult& r, BatchKind kind) {
-    for (const auto& e : r.entries)
-        for (const auto& s : e.steps) {
-            if (s.state == devx::StepState::Queued || s.state == devx::StepState::Cancelled)
-                continue;
-            CmdSpan sp;
-            sp.submit_ns = uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                        s.issued_at.time_since_epoch())
-                                        .count());
-            sp.end_ns = sp.submit_ns + uint64_t(s.latency.count());
-            sp.opcode = s.opcode;
-            sp.status = s.state == devx::StepState::TimedOut ? 0xff : s.status;
-            sp.op = uint8_t(kind);
-            sp.queue = int16_t(s.queue);
-            sp.obj_id = s.obj_id;
-            trace.spans.push_back(sp);
-            if (trace.spans.size() > CommandTrace::kMax) trace.spans.pop_front();
-        }
-}
 
 // MODIFY fields to bring an INIT/SUSPEND object to RDY: the state, plus every
 // field whose value differs from what the object holds (all of them from
@@ -115,18 +59,18 @@ prm::VirtqAttr Device::Impl::start_attr(const Vq& vq, const VringConfig* vr,
         a.modify_field_select |= mb::VIRTIO_Q_AVAIL_IDX | mb::VIRTIO_Q_USED_IDX;
     }
     // The guest-memory mkey, in the same MODIFY (guest_memory.hpp).
-    if (mem.current.mkey && (fresh || a.virtio_q_mkey != mem.current.mkey)) {
-        a.virtio_q_mkey = mem.current.mkey;
+    if (mem->mkey() && (fresh || a.virtio_q_mkey != mem->mkey())) {
+        a.virtio_q_mkey = mem->mkey();
         a.modify_field_select |= mb::VIRTIO_Q_MKEY;
     }
-    if (dirty.on && (fresh || !a.dirty_bitmap_dump_enable || a.dirty_bitmap_mkey != dirty.mem.mkey)) {
-        a.dirty_bitmap_mkey = dirty.mem.mkey;
-        a.dirty_bitmap_addr = dirty.log.host_addr;
-        a.dirty_bitmap_size = uint32_t(dirty.log.size);
-        a.vhost_log_page = dirty.log.log_page;
+    if (dirty->on() && (fresh || !a.dirty_bitmap_dump_enable || a.dirty_bitmap_mkey != dirty->mkey())) {
+        a.dirty_bitmap_mkey = dirty->mkey();
+        a.dirty_bitmap_addr = dirty->log().host_addr;
+        a.dirty_bitmap_size = uint32_t(dirty->log().size);
+        a.vhost_log_page = dirty->log().log_page;
         a.dirty_bitmap_dump_enable = true;
         a.modify_field_select |= mb::DIRTY_BITMAP_PARAMS | mb::DIRTY_BITMAP_DUMP_ENABLE;
-    } else if (!dirty.on && (a.dirty_bitmap_dump_enable || a.dirty_bitmap_mkey)) {
+    } else if (!dirty->on() && (a.dirty_bitmap_dump_enable || a.dirty_bitmap_mkey)) {
         // Logging ended (LOG_ALL off, or the frontend that set it left):
         // the virtq stops naming a log vhost may have unmapped.
         a.dirty_bitmap_mkey = 0;
@@ -147,36 +91,24 @@ Result<void> Device::Impl::suspend_rings(std::span<const uint16_t> rings) {
         if (vqs[r].phase() == VqPhase::Ready) b.add_suspend(vqs[r].obj, r);
     t.queues = uint32_t(b.size());
     t.prepare_ns = steady_ns() - t0;
-    auto res = run(std::move(b), BatchKind::Suspend, &t);
+    auto res = cmds->run(std::move(b), BatchKind::Suspend, &t);
     Result<void> first = {};
     for (auto& e : res.entries) {
         Vq& vq = vqs[e.queue];
         const auto& mod = e.steps[0];
         const auto& qry = e.steps[1];
-        if (mod.ok()) {
-            vq.fw_state = uint8_t(prm::VirtqState::SUSPEND);
-            first = first_error(first, vqs.transition(vq, VqPhase::Suspended));
-        }
+        if (mod.ok()) first = first_error(first, vqs.suspended(vq));
         if (qry.ok() && qry.virtq) {
-            vq.saved_avail = qry.virtq->hw_available_index;
-            vq.saved_used = qry.virtq->hw_used_index;
-            vq.fw_state = uint8_t(qry.virtq->state);
-            vq.attr.hw_available_index = vq.saved_avail;
-            vq.attr.hw_used_index = vq.saved_used;
-            if (qry.virtq->state == prm::VirtqState::ERR) {
-                vq.error_type = qry.virtq->error_type;
-                vqs.adopt(vq, VqPhase::Error);
-            }
+            vqs.stopped_at(vq, *qry.virtq);
             continue;
         }
         // Indexes stay the last known-good ones; the engine logged the step.
         // A MODIFY never issued changed nothing; any other failure may have.
-        vq.errors++;
-        vq.unsure = !(!mod.ok() && mod.never_issued);
+        vqs.failed(vq, !mod.ok() && mod.never_issued);
         if (first) first = unexpected((mod.ok() ? qry : mod).error());
     }
     t.total_ns = steady_ns() - t0;
-    last[size_t(Op::Suspend)] = t;
+    record_timing(t);
     return first;
 }
 
@@ -208,31 +140,25 @@ Result<void> Device::Impl::resume_rings(std::span<const uint16_t> rings, bool vh
     const size_t starts = b.size();
     add_mkey_repoints(b, sent, rings);  // idle virtqs naming an old mkey
     t.prepare_ns = steady_ns() - t0;
-    auto res = run(std::move(b), BatchKind::Resume, &t);
+    auto res = cmds->run(std::move(b), BatchKind::Resume, &t);
     Result<void> first = {};
     for (size_t i = 0; i < res.entries.size(); i++) {
         auto& e = res.entries[i];
         Vq& vq = vqs[e.queue];
         if (i >= starts) {
             if (e.ok()) vq.attr.virtio_q_mkey = sent[i].virtio_q_mkey;
-            else if (!e.steps[0].never_issued) vq.unsure = true;  // it may still land
+            else if (!e.steps[0].never_issued) vqs.may_have_changed(vq);  // it may still land
             continue;
         }
         if (!e.ok()) {
-            vq.errors++;
-            vq.unsure = !e.steps[0].never_issued;
+            vqs.failed(vq, e.steps[0].never_issued);
             if (first) first = unexpected(e.steps[0].error());
             continue;
         }
-        vq.attr = sent[i];
-        vq.attr.modify_field_select = 0;
-        vq.saved_avail = vq.attr.hw_available_index;
-        vq.saved_used = vq.attr.hw_used_index;
-        vq.fw_state = uint8_t(prm::VirtqState::RDY);
-        first = first_error(first, vqs.transition(vq, VqPhase::Ready));
+        first = first_error(first, vqs.started(vq, sent[i]));
     }
     t.total_ns = steady_ns() - t0;
-    last[size_t(Op::Resume)] = t;
+    record_timing(t);
     return first;
 }
 
@@ -245,43 +171,23 @@ Result<void> Device::Impl::resume_rings(std::span<const uint16_t> rings, bool vh
 Result<void> Device::Impl::reconcile() {
     std::vector<uint16_t> todo;
     for (Vq& vq : vqs) {
-        if (vq.unsure && !vq.obj) vq.unsure = false;  // nothing left to disagree with
-        if (vq.unsure) todo.push_back(vq.index);
+        vqs.settle(vq);
+        if (vq.unsure()) todo.push_back(vq.index);
     }
     if (todo.empty()) return {};
-    if (!engine->drain(std::chrono::steady_clock::now() + std::chrono::milliseconds(cfg.timeout_ms)))
-        return still_unsure("the last command is still unanswered");
+    if (!cmds->drain()) return still_unsure("the last command is still unanswered");
     devx::Batch b;
     for (uint16_t r : todo) b.add(devx::Command::query_virtq(vqs[r].obj, r));
-    auto res = run(std::move(b), BatchKind::Recovery, nullptr);
+    auto res = cmds->run(std::move(b), BatchKind::Recovery, nullptr);
     for (auto& e : res.entries) {
         const auto& step = e.steps.at(0);
-        if (step.ok() && step.virtq) learn(vqs[e.queue], *step.virtq);
+        if (!step.ok() || !step.virtq) continue;
+        vqs.learned(vqs[e.queue], *step.virtq);
+        logf(LogLevel::Info, "%s: virtq %u: state learned from the device: %s, avail %u used %u",
+             name.c_str(), e.queue, prm::virtq_state_name(step.virtq->state),
+             step.virtq->hw_available_index, step.virtq->hw_used_index);
     }
     return still_unsure("the query of the state failed");
-}
-
-void Device::Impl::learn(Vq& vq, const prm::VirtqAttr& q) {
-    vq.attr = q;  // what the device holds, late commands' fields included
-    vq.attr.modify_field_select = 0;
-    vq.fw_state = uint8_t(q.state);
-    switch (q.state) {
-    case prm::VirtqState::INIT: vqs.adopt(vq, VqPhase::Init); break;
-    case prm::VirtqState::RDY: vqs.adopt(vq, VqPhase::Ready); break;
-    case prm::VirtqState::SUSPEND:
-        vq.saved_avail = q.hw_available_index;  // where it really stopped
-        vq.saved_used = q.hw_used_index;
-        vqs.adopt(vq, VqPhase::Suspended);
-        break;
-    case prm::VirtqState::ERR:
-        vq.error_type = q.error_type;
-        vqs.adopt(vq, VqPhase::Error);
-        break;
-    }
-    vq.unsure = false;
-    logf(LogLevel::Info, "%s: virtq %u: state learned from the device: %s, avail %u used %u",
-         name.c_str(), vq.index, prm::virtq_state_name(q.state), q.hw_available_index,
-         q.hw_used_index);
 }
 
 // An error naming the virtqs still unsure (none: success): the device may
@@ -290,10 +196,52 @@ Result<void> Device::Impl::still_unsure(const char* why) const {
     std::string list;
     unsigned n = 0;
     for (const Vq& vq : vqs)
-        if (vq.unsure) list += (n++ ? ", " : "") + std::to_string(vq.index);
+        if (vq.unsure()) list += (n++ ? ", " : "") + std::to_string(vq.index);
     if (!n) return {};
     return fail(Errc::State, (n == 1 ? "virtq " : "virtqs ") + list + ": state unknown, " + why +
                                  (n == 1 ? "; it may still run" : "; they may still run"));
+}
+
+// Idle virtqs (INIT/SUSPEND) that a start batch does not bring up but that
+// still name an old mkey: a MODIFY of virtio_q_mkey alone, in that batch.
+void Device::Impl::add_mkey_repoints(devx::Batch& b, std::vector<prm::VirtqAttr>& sent,
+                                     std::span<const uint16_t> starting) {
+    for (Vq& vq : vqs) {
+        if (vq.phase() != VqPhase::Init && vq.phase() != VqPhase::Suspended) continue;
+        if (!vq.attr.virtio_q_mkey || vq.attr.virtio_q_mkey == mem->mkey()) continue;
+        if (std::find(starting.begin(), starting.end(), vq.index) != starting.end()) continue;
+        prm::VirtqAttr a = vq.attr;
+        a.modify_field_select = prm::modify_bits::VIRTIO_Q_MKEY;
+        a.virtio_q_mkey = mem->mkey();
+        auto c = devx::Command::modify_virtq(vq.obj, a, vq.index);
+        if (!c) continue;  // cannot happen for a stored attr; the old mkey stays retired
+        b.add(std::move(*c));
+        sent.push_back(a);
+    }
+}
+
+// Every RDY (or unsure) virtq's state and indexes, queried in one batch; a
+// virtq that does not answer keeps its saved values (live false).
+std::vector<VqInfo> Device::Impl::query_live() {
+    devx::Batch b;
+    for (const Vq& q : vqs)  // an unsure one shows what the device holds
+        if (q.obj && (q.phase() == VqPhase::Ready || q.unsure()))
+            b.add(devx::Command::query_virtq(q.obj, q.index));
+    std::vector<VqInfo> v;
+    for (const Vq& q : vqs) v.push_back(saved_info(q));
+    if (b.empty()) return v;
+    auto res = cmds->run(std::move(b), BatchKind::Query, nullptr);
+    for (const auto& e : res.entries) {
+        const auto& s = e.steps.at(0);
+        if (!s.ok() || !s.virtq) continue;  // the engine logged it; saved values stand
+        VqInfo& i = v[size_t(e.queue)];
+        i.fw_state = uint8_t(s.virtq->state);
+        i.error_type = s.virtq->error_type;
+        i.hw_available_index = s.virtq->hw_available_index;
+        i.hw_used_index = s.virtq->hw_used_index;
+        i.live = true;
+    }
+    return v;
 }
 
 }  // namespace mlx5async::core

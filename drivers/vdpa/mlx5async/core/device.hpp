@@ -1,10 +1,16 @@
 // The device core: one emulated or real ConnectX vDPA function, its virtq
 // objects and the batched control path. DPDK-free: the PMD glue translates
 // vhost events into these calls and hands indexes back to vhost.
+//
+// Every control operation runs on the device's strand (strand.hpp), in the
+// order the calls arrive: a call that needs the answer waits for it, start()
+// and the ring-state calls post and return. The queries marked "snapshot"
+// read what the strand published after its last job and never wait.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -13,44 +19,16 @@
 #include <vector>
 
 #include "backend.hpp"
+#include "commands.hpp"
 #include "common/base/result.hpp"
 #include "common/prm/counters.hpp"
 #include "config.hpp"
+#include "dirty_log.hpp"
 #include "guest.hpp"
 #include "ledger.hpp"
 #include "vq_phase.hpp"
 
 namespace mlx5async::core {
-
-enum class Op : uint8_t { Suspend = 0, Resume = 1 };
-
-// What a firmware batch is for, as trace spans label it. Suspend and Resume
-// keep Op's values (the C API's RTE_PMD_MLX5ASYNC_OP_*).
-enum class BatchKind : uint8_t {
-    Suspend = 0,   // MODIFY(SUSPEND) + QUERY of RDY virtqs
-    Resume = 1,    // MODIFY to RDY (start, resume, re-enable)
-    Setup = 2,     // creating virtqs, counters, re-creating objects
-    Memory = 3,    // guest-memory mkeys
-    DirtyLog = 4,  // the vhost log: its mkey and the virtqs' bitmap fields
-    Counters = 5,  // QUERY of virtq counters
-    Teardown = 6,  // unregistering memory, destroying objects
-    Recovery = 7,  // re-creating a virtq after an error event
-    Query = 8,     // live virtq state and indexes (show device, telemetry)
-};
-const char* batch_kind_name(BatchKind k) noexcept;
-
-// Timing of one control operation (the last one of each kind is kept).
-struct OpTiming {
-    Op op = Op::Suspend;
-    uint64_t total_ns = 0;
-    uint64_t prepare_ns = 0;
-    uint64_t firmware_ns = 0;
-    uint64_t vhost_ns = 0;  // filled by the glue (hand-back, dirty log)
-    uint32_t queues = 0;
-    uint32_t commands = 0;
-    uint32_t failed = 0;
-    uint32_t peak_inflight = 0;
-};
 
 struct VqInfo {
     uint16_t index = 0;
@@ -70,24 +48,6 @@ struct VqInfo {
     uint64_t announce_frames = 0;
 };
 
-struct CmdSpan {
-    uint64_t submit_ns = 0;
-    uint64_t end_ns = 0;
-    uint16_t opcode = 0;
-    uint8_t status = 0xff;
-    uint8_t op = 0xff;  // BatchKind
-    int16_t queue = -1;
-    uint32_t obj_id = 0;
-};
-
-// Dirty-page logging target (VHOST_F_LOG_ALL): the vhost log, a bitmap in
-// guest-shared memory, one bit per page of 2^log_page bytes.
-struct DirtyLog {
-    uint64_t host_addr = 0;
-    uint64_t size = 0;
-    uint8_t log_page = 12;
-};
-
 class Device {
 public:
     // Opens the backend (emulated profile or PCI device through rdma-core),
@@ -100,7 +60,7 @@ public:
 
     const std::string& name() const;
     std::string backend() const;  // "emu:cx7" / "pci:0000:08:00.2"
-    const DeviceConfig& config() const;
+    DeviceConfig config() const;  // snapshot: strategy and max_inflight as set now
     uint32_t max_virtqs() const;
     uint64_t features() const;  // virtio features the device offers
     uint16_t port_mtu() const;  // the largest IP packet the port passes (0: unknown)
@@ -113,10 +73,21 @@ public:
     Result<NotifyArea> notify_area() const;
     ModelTiming model_timing() const;  // an emulated profile's latencies; zeros on hardware
 
-    // vhost: dev_conf. One batch brings every enabled ring to RDY: a single
-    // MODIFY per existing object (INIT/SUSPEND -> RDY + changed fields),
-    // CREATE + MODIFY otherwise; destroy+create only when the ring size
-    // changed or the device cannot resume (no freeze_to_rdy_supported).
+    // vhost: dev_conf. Refuses at once what the device cannot start (a
+    // memory table it cannot register, a ring beyond its virtqs: nothing is
+    // started), else posts the start and returns: the memory registered,
+    // then one batch brings every enabled ring to RDY (a single MODIFY per
+    // existing object, INIT/SUSPEND -> RDY + changed fields; CREATE + MODIFY
+    // otherwise; destroy+create only when the ring size changed or the
+    // device cannot resume), each started ring kicked once (a kick the guest
+    // made before its ring ran is not lost). A ring the device cannot use is
+    // refused by name and the others start. `done` runs on the strand with
+    // the start's result; the ledger's current start record gets its phases
+    // (and a failure). The fds in `g` are duplicated here: the caller may
+    // close its own.
+    using StartDone = std::function<void(const Result<void>&)>;
+    Result<void> start(const GuestConfig& g, StartDone done);
+    // start() and wait for its result.
     Result<void> configure(const GuestConfig& g);
     // vhost: dev_close. One pipelined batch MODIFY->SUSPEND + QUERY over every
     // RDY virtq; returns each ring's indexes (queried, or last known-good when
@@ -142,27 +113,28 @@ public:
         bool enabled = false;
         uint64_t events = 0, completions = 0, calls = 0, no_callfd = 0;
     };
-    IrqStats irq_stats() const;
+    IrqStats irq_stats() const;  // the relay's own counters: never waits
     uint64_t irq_calls(uint16_t ring) const;
     Result<void> flush_vring_states(std::vector<RingIndexes>& disabled);
     // vhost: set_features. LOG_ALL on/off: dirty-bitmap params + dump enable
     // for every virtq in one batch.
     // A no-op while neither `on` nor the log changed.
     Result<void> set_dirty_logging(bool on, const DirtyLog& log);
-    bool dirty_logging() const;
+    bool dirty_logging() const;  // snapshot
 
     // Application API (include/rte_pmd_mlx5async.h).
     Result<void> suspend_all();
     Result<void> resume_all();
-    std::vector<VqInfo> vq_info() const;
+    std::vector<VqInfo> vq_info() const;  // snapshot
     // vq_info() with every RDY virtq's state and indexes queried from the
     // device (one QUERY batch): what a RDY ring has processed so far. A
-    // virtq that does not answer keeps its saved values (live = false).
-    std::vector<VqInfo> query_vq_info();
+    // virtq that does not answer keeps its saved values (live = false); so
+    // does every virtq while the strand is busy for longer than `wait`.
+    std::vector<VqInfo> query_vq_info(std::chrono::milliseconds wait = std::chrono::milliseconds(1000));
     // The downtime ledger (ledger.hpp); the glue marks its own phases.
     Ledger& ledger();
     const Ledger& ledger() const;
-    OpTiming last_timing(Op op) const;
+    OpTiming last_timing(Op op) const;  // snapshot
     void set_vhost_ns(Op op, uint64_t ns);
     Result<void> set_strategy(Strategy s);
     Result<void> set_max_inflight(uint32_t n);
@@ -179,9 +151,11 @@ public:
         uint32_t slots = 0;
         uint32_t unsure_virtqs = 0;
     };
-    CommandHealth command_health();
+    CommandHealth command_health() const;  // snapshot
     // Tests: waits until `n` device error events have been handled in total.
     bool wait_events_handled(uint64_t n, std::chrono::milliseconds timeout);
+    // Jobs queued or running on the strand (tests: a start behind another).
+    size_t backlog() const;
 
     struct Impl;
 

@@ -1,62 +1,43 @@
-// Device::Impl: what one device core holds, and which file writes what:
-// device.cpp the resources opened once (backend, PD, TIS, relays, engine,
-// caps) and the virtq objects; control_path.cpp the batched operations and
-// their timing and trace; guest_memory.cpp the memory registrations;
-// device_ops.cpp the vhost-facing state (guest view, dirty log). The virtqs'
-// phase is VirtqTable's alone.
+// Device::Impl: one device core as owners, each in its own file and each
+// guarding its own state: the transport objects (transport.hpp), the
+// firmware commands (commands.hpp), the virtq table (virtq_table.hpp),
+// guest memory (guest_memory.hpp), the dirty log (dirty_log.hpp), event QPs
+// and interrupts (interrupts.hpp). The operations that combine them
+// (device_ops.cpp, device_start.cpp, control_path.cpp, virtq_objects.cpp,
+// virtq_events.cpp) run as jobs on the device's strand, one at a time in
+// arrival order: nothing below is locked but what says so. Off the strand,
+// readers (telemetry, statistics, the application's queries) take what the
+// strand published after its last job (`Published`), never a batch's lock.
 #pragma once
 
 #include <array>
 #include <chrono>
-#include <deque>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
-#include "common/devx/engine.hpp"
+#include "backend.hpp"
+#include "commands.hpp"
 #include "common/devx/raii.hpp"
 #include "common/prm/caps.hpp"
-#include "common/prm/mkey.hpp"
 #include "common/prm/virtq.hpp"
-#include "backend.hpp"
 #include "deferred_release.hpp"
 #include "device.hpp"
+#include "dirty_log.hpp"
 #include "error_recovery.hpp"
-#include "event_qp.hpp"
 #include "guest_memory.hpp"
-#include "irq_relay.hpp"
+#include "interrupts.hpp"
 #include "kick_relay.hpp"
+#include "strand.hpp"
+#include "transport.hpp"
 #include "virtq_table.hpp"
 
 namespace mlx5async::core {
 
-// The VAR doorbell page (host notifiers): owned through the DevxApi table.
-struct VarDeleter {
-    const devx::DevxApi* api = nullptr;
-    void operator()(mlx5dv_var* v) const noexcept {
-        if (v && api) api->free_var(v);
-    }
-};
-using VarPtr = std::unique_ptr<mlx5dv_var, VarDeleter>;
-
-// The vhost dirty log while LOG_ALL is on (set_dirty_logging writes it).
-struct DirtyLogging {
-    bool on = false;
-    DirtyLog log;
-    MemRegistration mem;  // the vhost log as umem + mkey: dirty_bitmap_mkey
-    std::vector<MemRegistration> retired;  // earlier logs some virtq may still name
-};
-
-// Command spans while tracing is on (rte_pmd_mlx5async_trace_*), bounded.
-struct CommandTrace {
-    bool on = false;
-    std::deque<CmdSpan> spans;
-    static constexpr size_t kMax = 1 << 16;
-};
-
-// Virtq objects in the making (device.cpp): the rings of one ring size,
-// and where their commands sit in the batches they were added to.
+// Virtq objects in the making (virtq_objects.cpp): the rings of one ring
+// size, and where their commands sit in the batches they were added to.
 struct ObjectBuild {
     uint16_t size = 0;
     std::vector<uint16_t> rings;
@@ -64,116 +45,108 @@ struct ObjectBuild {
     size_t umems_at = 0, counters_at = 0, counters = 0, creates_at = 0;  // first entry, count
 };
 
-// A memory table in the making (guest_memory.cpp): its chunks, then their
-// umems and direct mkeys, then the indirect mkey over them.
-struct MemoryBuild {
-    MemRegistration reg;
-    std::vector<MemChunk> chunks;
-    std::vector<prm::MkeyAttr> attrs;  // the chunks' direct mkeys
-    std::vector<uint32_t> mkeys;       // and their values, once created
-    uint32_t hole = 0;                 // the null mkey, for tables with holes
-    size_t umems_at = 0, mkeys_at = 0;  // first entry in their batches
-    size_t chains = 1;                  // umem entries (add_memory_umems)
-    devx::StepResult& umem_step(devx::BatchResult& res, size_t chunk) const;
+// What the strand published after its last job, for readers off it. Its
+// lock guards only these copies and is never held across a batch.
+struct Published {
+    mutable std::mutex mu;
+    std::condition_variable cv;  // recovery_done moved
+    std::vector<VqInfo> vqs;     // saved state of every virtq
+    std::array<OpTiming, 2> last{};  // the last suspend and resume (the glue adds vhost_ns)
+    Strategy strategy = Strategy::Async;
+    uint32_t max_inflight = 0;
+    bool dirty_logging = false;
+    uint32_t unsure = 0;
+    uint64_t recovery_done = 0;  // error events handled (tests wait on it)
 };
 
 struct Device::Impl {
     std::string name;
-    DeviceConfig cfg;
+    DeviceConfig cfg;  // strategy and max_inflight as set; others read pub's copy
     const devx::DevxApi* api = nullptr;
     std::unique_ptr<EmulatorHooks> emulator;  // emulated devices only; outlives ctx
     devx::Context ctx;
-    devx::Pd pd;
-    devx::DevxObj td;   // transport domain of the TIS
-    devx::DevxObj tis;  // the TX virtqs' tisn_or_qpn (as DPDK's mlx5 vDPA)
-    devx::Uar uar;  // CQ arm doorbells of the event QPs (event_mode irq)
-    uint32_t eqn = 0;  // completion EQ the event CQs report to
-    bool irq = false;  // interrupts on: virtqs in QP event mode
-    VarPtr var;  // doorbell page a frontend can map (null when unavailable)
-    std::unique_ptr<KickRelay> kick_relay;  // kickfds -> var (null without var)
-    std::unique_ptr<IrqRelay> irq_relay;    // event CQs -> callfds (null without irq)
     prm::GeneralCaps gcaps;
     prm::VirtioEmulationCaps vcaps;
     uint16_t port_mtu = 0;  // the largest IP packet the port passes (0: unknown)
-    std::unique_ptr<devx::Engine> engine;
+    Transport transport;
+    std::unique_ptr<KickRelay> kick_relay;  // kickfds -> the doorbell page (null without one)
+    Interrupts irqs;
+    std::unique_ptr<Commands> cmds;
+    std::unique_ptr<GuestMemory> mem;
+    std::unique_ptr<DirtyLogging> dirty;
+    VirtqTable vqs;  // index = virtq number, size = max virtqs
     devx::EventChannel events;                // OBJECT_CHANGE per virtq (cookie = ring)
-    std::unique_ptr<ErrorRecovery> recovery;  // its thread; stopped first on close
-
-    mutable std::mutex mu;  // protects everything below (ops are serialised)
-    VirtqTable vqs;         // index = virtq number, size = max virtqs
-    GuestConfig guest;      // last dev_conf's view
+    std::unique_ptr<ErrorRecovery> recovery;  // its thread posts to the strand
+    GuestConfig guest;  // the last start's view of the guest
     bool guest_valid = false;
-    GuestMemory mem;        // umems + mkeys of the memory table (guest_memory.cpp)
-    DirtyLogging dirty;     // device_ops.cpp (set_dirty_logging)
-    std::array<OpTiming, 2> last{};  // control_path.cpp
-    Ledger ledger;  // own lock: the host-notifier thread marks it too
-    unsigned unanswered = 0;  // late commands at the last count (note_unanswered)
-    CommandTrace trace;     // control_path.cpp (run)
-    // Old memory and log registrations, destroyed after the dev_conf that
-    // replaced them returned (takes mu; stopped first at close).
-    std::unique_ptr<DeferredRelease> releaser;
     // Virtq umem memory handed to a registration that never answered: kept
     // until the device goes (the kernel may still pin it).
     std::vector<devx::PageBuffer> late_umem_mem;
+    Ledger ledger;  // own lock: the glue, the strand and the notifier thread mark it
+    Published pub;
+    // Old memory and log registrations, taken out on the strand and
+    // destroyed on this thread once no virtq names them (stopped first).
+    std::unique_ptr<DeferredRelease> releaser;
+    std::unique_ptr<Strand> strand;  // created first at open, stopped before the parts go
 
     // device.cpp
     Result<void> query_caps();
     void query_port_mtu();
-    Result<void> make_transport();
-    Result<void> make_engine(Strategy s, uint32_t max_inflight);
-    Result<void> setup_interrupts();
-    Result<void> ensure_event_qps(std::span<const uint16_t> rings, uint16_t size);
+    void publish();  // on the strand, after every job
+    void record_timing(const OpTiming& t);
+    VqInfo saved_info(const Vq& q) const;
+
+    // virtq_objects.cpp: the virtqs' objects (as one shared batch step each,
+    // so device_start.cpp can run them beside the memory's).
     Result<void> ensure_objects(std::span<const uint16_t> rings, uint16_t size);
-    // ensure_objects in steps, each adding its commands to a batch the
-    // caller may share with other work, then taking their results.
     Result<ObjectBuild> plan_objects(std::span<const uint16_t> rings, uint16_t size);
     Result<void> add_virtq_resources(ObjectBuild& o, devx::Batch& b);  // umems, counters
     Result<void> take_virtq_resources(ObjectBuild& o, devx::BatchResult& r);
+    Result<void> ensure_event_qps(std::span<const uint16_t> rings, uint16_t size);
     Result<void> add_virtq_creates(ObjectBuild& o, devx::Batch& b);
     Result<void> take_virtq_creates(ObjectBuild& o, devx::BatchResult& r);
     Result<void> destroy_virtqs(devx::Batch&& destroys);
     prm::VirtqAttr base_attr(const Vq& vq, uint16_t size) const;
+
+    // virtq_events.cpp
     Result<void> start_events();
     void on_virtq_event(uint16_t ring);
 
     // control_path.cpp
-    devx::BatchResult run(devx::Batch&& b, BatchKind kind, OpTiming* t);
-    void record_spans(const devx::BatchResult& r, BatchKind kind);
-    void note_unanswered();
     Result<void> reconcile();
-    void learn(Vq& vq, const prm::VirtqAttr& queried);
     Result<void> still_unsure(const char* what) const;
     Result<void> suspend_rings(std::span<const uint16_t> rings);
     Result<void> resume_rings(std::span<const uint16_t> rings, bool vhost_indexes);
     prm::VirtqAttr start_attr(const Vq& vq, const VringConfig* vr, bool vhost_indexes) const;
+    void add_mkey_repoints(devx::Batch& b, std::vector<prm::VirtqAttr>& sent,
+                           std::span<const uint16_t> starting);
+    std::vector<VqInfo> query_live();
 
-    // guest_memory.cpp
-    // A table's registration in steps, each adding its commands to a batch
-    // (prepare_start runs them): chunk umems, direct mkeys, indirect mkey.
-    Result<MemoryBuild> plan_memory(std::vector<MemRegion> regions);
-    void add_memory_umems(MemoryBuild& m, devx::Batch& b);
-    Result<void> take_memory_umems(MemoryBuild& m, devx::BatchResult& r);
-    Result<void> add_memory_mkeys(MemoryBuild& m, devx::Batch& b);
-    Result<void> take_memory_mkeys(MemoryBuild& m, devx::BatchResult& r);
-    Result<MemRegistration> finish_memory(MemoryBuild& m);  // the indirect mkey
-    void commit_memory(MemRegistration next);  // current; the old one retired
     // device_start.cpp: dev_conf's work before its rings start, in shared
     // batches. `memory_ok`: the table is the registered one now.
     using RingGroups = std::vector<std::pair<uint16_t, std::vector<uint16_t>>>;  // (size, rings)
     Result<void> prepare_start(const std::vector<MemRegion>& table, const RingGroups& groups,
-                               bool& memory_ok);
+                               bool& memory_ok, uint64_t seq);
     // The shared batches up to the direct mkeys; the virtqs' error returned,
     // the memory's in `mem_err` (`m` null: virtqs only, as ensure_objects).
     Result<void> make_objects(std::vector<ObjectBuild>& objs, MemoryBuild* m, Result<void>& mem_err);
-    Result<uint32_t> create_mkey(const prm::MkeyAttr& a, devx::DevxObj& obj, BatchKind kind);
-    Result<uint32_t> null_mkey();
-    void add_mkey_repoints(devx::Batch& b, std::vector<prm::VirtqAttr>& sent,
-                           std::span<const uint16_t> starting);
-    // Retired memory and log registrations no virtq names any more, taken
-    // out (the caller destroys them, with or without mu).
-    std::vector<MemRegistration> take_unreferenced();
-    void release_retired_memory();  // destroys those now, under mu
+
+    // device_ops.cpp: the operations vhost and applications ask for.
+    Result<void> refuse(const GuestConfig& g) const;  // what dev_conf refuses at once
+    Result<void> configure(const GuestConfig& g, uint64_t seq);
+    Result<void> close(std::vector<RingIndexes>& out);
+    void cleanup();
+    Result<void> flush_vring_states(std::vector<RingIndexes>& disabled);
+    Result<void> set_dirty_logging(bool on, const DirtyLog& log);
+    Result<void> suspend_all();
+    Result<void> resume_all();
+    Result<prm::VirtqCounters> counters(uint16_t ring);
+    void update_vring(const VringConfig& v);
     void unregister_memory();
+    // Retired memory and log registrations no virtq names any more, taken
+    // out (the caller destroys them).
+    std::vector<MemRegistration> take_unreferenced();
+    void kick_started(std::span<const uint16_t> rings);
 };
 
 uint64_t steady_ns();

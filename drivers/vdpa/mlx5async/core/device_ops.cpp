@@ -1,12 +1,18 @@
 // Device operations driven by vhost (dev_conf, dev_close, ring enable,
-// LOG_ALL) and by applications (suspend/resume all, counters, faults).
+// LOG_ALL) and by applications (suspend/resume all, counters): the public
+// call posts the job to the strand (waiting when it needs the answer); the
+// Impl method is the job.
+#include <fcntl.h>
+
 #include <algorithm>
 
 #include "common/base/log_sink.hpp"
+#include "common/base/unique_fd.hpp"
 #include "common/prm/counters.hpp"
 #include "common/prm/opcodes.hpp"
 #include "common/prm/status.hpp"
 #include "device_impl.hpp"
+#include "vfeatures.hpp"
 
 namespace mlx5async::core {
 namespace {
@@ -17,47 +23,106 @@ namespace {
 std::vector<uint16_t> rings_in_phase(const VirtqTable& vqs, VqPhase p) {
     std::vector<uint16_t> v;
     for (const Vq& q : vqs)
-        if (q.phase() == p && !q.unsure) v.push_back(q.index);
+        if (q.phase() == p && !q.unsure()) v.push_back(q.index);
     return v;
+}
+
+// The caller's fd, duplicated (the job runs later; the caller may close its
+// own by then), kept in `owned` until the job is done; -1 stays -1.
+int dup_into(int fd, std::vector<UniqueFd>& owned) {
+    if (fd < 0) return -1;
+    UniqueFd d(fcntl(fd, F_DUPFD_CLOEXEC, 0));
+    const int n = d.get();
+    if (n >= 0) owned.push_back(std::move(d));
+    return n;
 }
 
 }  // namespace
 
-Result<void> Device::configure(const GuestConfig& g) {
-    Impl& d = *impl_;
-    std::lock_guard lk(d.mu);
+// What dev_conf refuses at once, starting nothing: a ring beyond the
+// device, a memory table the device cannot register, features it never
+// offered.
+Result<void> Device::Impl::refuse(const GuestConfig& g) const {
     for (const auto& vr : g.vrings)
-        if (vr.index >= d.vqs.size())
+        if (vr.index >= vqs.size())
             return fail(Errc::InvalidArgument, "vring " + std::to_string(vr.index) +
                                                    " beyond the device's " +
-                                                   std::to_string(d.vqs.size()) + " virtqs");
-    Result<void> known = d.reconcile();
-    const uint64_t registrations = d.mem.registrations;
-    if (g.mtu && d.port_mtu && g.mtu > d.port_mtu)
+                                                   std::to_string(vqs.size()) + " virtqs");
+    MLX5A_CHECK(validate_table(sorted_regions(g.mem)));
+    if (uint64_t extra = g.features & ~device_features(vcaps, uint32_t(vqs.size()), port_mtu)) {
+        char b[64];
+        std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(extra));
+        return fail(Errc::InvalidArgument, std::string("negotiated features the device does not offer: ") + b);
+    }
+    return {};
+}
+
+namespace {
+
+// The start job: the guest's snapshot (its fds owned by the job), run on
+// the strand; its result to `done` and, when it failed, to the ledger.
+auto post_start(Device::Impl& d, const GuestConfig& g, Device::StartDone done) {
+    auto owned = std::make_shared<std::vector<UniqueFd>>();
+    GuestConfig snap = g;
+    for (VringConfig& v : snap.vrings) {
+        v.kickfd = dup_into(v.kickfd, *owned);
+        v.callfd = dup_into(v.callfd, *owned);
+    }
+    const uint64_t seq = d.ledger.snapshot().start_seq;
+    return d.strand->post([&d, snap = std::move(snap), owned, done = std::move(done), seq]() {
+        Result<void> r = d.configure(snap, seq);
+        if (!r) d.ledger.start_failed(seq, -to_errno(r.error()), prm::describe(r.error()));
+        d.publish();
+        if (done) done(r);
+        return r;
+    });
+}
+
+}  // namespace
+
+Result<void> Device::start(const GuestConfig& g, StartDone done) {
+    MLX5A_CHECK(impl_->refuse(g));
+    post_start(*impl_, g, std::move(done));
+    return {};
+}
+
+Result<void> Device::configure(const GuestConfig& g) {
+    MLX5A_CHECK(impl_->refuse(g));
+    if (impl_->strand->on_strand()) return impl_->configure(g, impl_->ledger.snapshot().start_seq);
+    return post_start(*impl_, g, {}).wait();
+}
+
+// The rings vhost enabled start, each checked against the table this start
+// registers: a ring the device cannot use is refused by name (in the
+// result) and the others start. Then the memory and the missing
+// objects, in shared batches; the relays' fds; one batch to RDY; a kick per
+// started ring.
+Result<void> Device::Impl::configure(const GuestConfig& g, uint64_t seq) {
+    Result<void> known = reconcile();
+    const uint64_t registrations = mem->registrations();
+    if (g.mtu && port_mtu && g.mtu > port_mtu)
         logf(LogLevel::Warning,
              "%s: the frontend's MTU %u exceeds the port's %u: the port drops longer packets",
-             d.name.c_str(), g.mtu, d.port_mtu);
-    // Rings vhost has not enabled stay as they are (set_vring_state brings
-    // them). A ring is checked against the table this dev_conf registers.
+             name.c_str(), g.mtu, port_mtu);
     const std::vector<MemRegion> table = sorted_regions(g.mem);
     std::vector<uint16_t> start;
     Result<void> bad_ring = {};
     for (const auto& vr : g.vrings) {
-        Vq& vq = d.vqs[vr.index];
+        Vq& vq = vqs[vr.index];
         // Enabled later (set_vring_state): it starts from this session's
         // vhost indexes, not from a previous session's suspend.
         vq.start_from_vhost = !vq.enabled;
-        if (!vq.enabled || vq.unsure) continue;
+        if (!vq.enabled || vq.unsure()) continue;
         if (auto ok = validate_vring(vr, table); !ok) {  // never started
             bad_ring = first_error(bad_ring, ok);
             continue;
         }
         start.push_back(vr.index);
         // A different ring size needs a new object (queue_size is not modifiable).
-        if (vq.phase() != VqPhase::Absent && vq.size != vr.size) d.vqs.mark_for_recreation(vq);
+        if (vq.phase() != VqPhase::Absent && vq.size != vr.size) vqs.mark_for_recreation(vq);
     }
     // Grouped by ring size: objects are created per size.
-    Device::Impl::RingGroups groups;
+    RingGroups groups;
     for (uint16_t r : start) {
         const uint16_t sz = g.vring(r)->size;  // `start` holds rings of g
         auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == sz; });
@@ -68,53 +133,68 @@ Result<void> Device::configure(const GuestConfig& g) {
     // missing virtq objects, in shared batches; a refused or failed table
     // leaves no guest for later ring enables to start.
     bool memory_ok = false;
-    auto prepared = d.prepare_start(g.mem, groups, memory_ok);
+    auto prepared = prepare_start(g.mem, groups, memory_ok, seq);
     if (!memory_ok) {
-        d.guest_valid = false;
+        guest_valid = false;
         return prepared;
     }
-    d.guest = g;
-    d.guest_valid = true;
+    guest = g;
+    guest_valid = true;
     MLX5A_CHECK(prepared);
-    d.ledger.mark(LedgerPhase::VirtqsCreated);
-    if (d.irq_relay) {  // this dev_conf's callfds, before a ring can raise an interrupt
-        std::vector<std::pair<uint16_t, int>> calls;
-        for (const auto& vr : g.vrings) calls.emplace_back(vr.index, vr.callfd);
-        if (auto c = d.irq_relay->set_callfds(calls); !c)
-            logf(LogLevel::Warning, "%s: interrupts: %s", d.name.c_str(), to_string(c.error()).c_str());
-    }
-    auto r = d.resume_rings(start, /*vhost_indexes=*/true);
-    d.ledger.mark(LedgerPhase::AllReady);
+    ledger.mark_start(LedgerPhase::VirtqsCreated, seq);
+    // This start's callfds, before a ring can raise an interrupt.
+    std::vector<std::pair<uint16_t, int>> calls;
+    for (const auto& vr : g.vrings) calls.emplace_back(vr.index, vr.callfd);
+    irqs.set_callfds(calls, name);
+    auto r = resume_rings(start, /*vhost_indexes=*/true);
+    ledger.mark_start(LedgerPhase::AllReady, seq);
     const auto ready = std::count_if(start.begin(), start.end(),
-                                     [&](uint16_t i) { return d.vqs[i].phase() == VqPhase::Ready; });
-    d.ledger.set_start(uint32_t(ready),
-                       d.mem.registrations != registrations ? uint32_t(d.mem.current.regions.size()) : 0);
+                                     [&](uint16_t i) { return vqs[i].phase() == VqPhase::Ready; });
+    ledger.set_start(seq, uint32_t(ready),
+                     mem->registrations() != registrations ? uint32_t(mem->current().regions.size()) : 0);
     // An old table or log goes once no virtq names it, after this returns:
     // its destroys are not the guest's downtime.
-    if (!d.mem.retired.empty() || !d.dirty.retired.empty()) d.releaser->request();
-    if (d.kick_relay) {  // this dev_conf's kickfds; held kicks replay now
+    if (mem->has_retired() || dirty->has_retired()) releaser->request();
+    if (kick_relay) {  // this start's kickfds; held kicks replay now
         std::vector<std::pair<uint16_t, int>> kicks;
         for (const auto& vr : g.vrings) kicks.emplace_back(vr.index, vr.kickfd);
-        if (auto k = d.kick_relay->set_rings(kicks); !k)
-            logf(LogLevel::Warning, "%s: kick relay: %s", d.name.c_str(), to_string(k.error()).c_str());
-        d.kick_relay->set_open(true);
+        if (auto k = kick_relay->set_rings(kicks); !k)
+            logf(LogLevel::Warning, "%s: kick relay: %s", name.c_str(), to_string(k.error()).c_str());
+        kick_relay->set_open(true);
     }
+    kick_started(start);
     return first_error(known, first_error(bad_ring, r));
+}
+
+// A ring that turned RDY after its guest kicked gets that kick now: the
+// device may have dropped a doorbell for a virtq that was not running, and
+// the guest will not kick again for buffers it already made available.
+void Device::Impl::kick_started(std::span<const uint16_t> rings) {
+    if (!kick_relay) return;
+    for (uint16_t r : rings)
+        if (vqs[r].phase() == VqPhase::Ready) kick_relay->kick(r);
 }
 
 Result<void> Device::close(std::vector<RingIndexes>& out) {
     Impl& d = *impl_;
-    std::lock_guard lk(d.mu);
-    if (d.kick_relay) d.kick_relay->set_open(false);  // gated, kept registered
-    d.ledger.mark(LedgerPhase::SuspendIssued);
-    Result<void> known = d.reconcile();
-    auto ready = rings_in_phase(d.vqs, VqPhase::Ready);
+    return d.strand->run([&] {
+        auto r = d.close(out);
+        d.publish();
+        return r;
+    });
+}
+
+Result<void> Device::Impl::close(std::vector<RingIndexes>& out) {
+    if (kick_relay) kick_relay->set_open(false);  // gated, kept registered
+    ledger.mark(LedgerPhase::SuspendIssued);
+    Result<void> known = reconcile();
+    auto ready = rings_in_phase(vqs, VqPhase::Ready);
     // A virtq that may still run is never reported stopped.
-    Result<void> r = first_error(known, d.suspend_rings(ready));
-    d.ledger.mark(LedgerPhase::SuspendDone);
+    Result<void> r = first_error(known, suspend_rings(ready));
+    ledger.mark(LedgerPhase::SuspendDone);
     out.clear();
-    for (const auto& vr : d.guest.vrings) {
-        const Vq& vq = d.vqs[vr.index];
+    for (const auto& vr : guest.vrings) {
+        const Vq& vq = vqs[vr.index];
         RingIndexes ri;
         ri.ring = vr.index;
         if (vq.phase() == VqPhase::Absent) {
@@ -124,7 +204,7 @@ Result<void> Device::close(std::vector<RingIndexes>& out) {
         } else {
             ri.last_avail_idx = vq.saved_avail;
             ri.last_used_idx = vq.saved_used;
-            ri.from_device = vq.phase() == VqPhase::Suspended && !vq.unsure;
+            ri.from_device = vq.phase() == VqPhase::Suspended && !vq.unsure();
         }
         out.push_back(ri);
     }
@@ -133,150 +213,153 @@ Result<void> Device::close(std::vector<RingIndexes>& out) {
 
 void Device::cleanup() {
     Impl& d = *impl_;
-    std::lock_guard lk(d.mu);
+    (void)d.strand->run([&] {
+        d.cleanup();
+        d.publish();
+        return Result<void>{};
+    });
+}
+
+void Device::Impl::cleanup() {
     // vhost connection gone: the rings and memory belong to nobody now.
-    d.guest_valid = false;
-    for (Vq& vq : d.vqs) vq.enabled = false;
-    if (d.irq_relay) d.irq_relay->clear_callfds();
-    d.unregister_memory();  // vhost unmaps the regions after this
+    guest_valid = false;
+    for (Vq& vq : vqs) vq.enabled = false;
+    irqs.clear_callfds();
+    unregister_memory();  // vhost unmaps the regions after this
     // And its log: the next start clears the virtqs' bitmap fields
     // (start_attr), then the registration goes.
-    d.dirty.on = false;
-    if (!d.dirty.mem.empty()) d.dirty.retired.push_back(std::move(d.dirty.mem));
-    d.release_retired_memory();
+    dirty->forget();
+    (void)take_unreferenced();
 }
 
 void Device::set_vring_state(uint16_t ring, bool enable) {
-    std::lock_guard lk(impl_->mu);
-    if (ring < impl_->vqs.size()) impl_->vqs[ring].enabled = enable;
+    Impl& d = *impl_;
+    d.strand->post([&d, ring, enable] {
+        if (ring < d.vqs.size()) d.vqs[ring].enabled = enable;
+        return Result<void>{};
+    });
 }
 
 void Device::update_vring(const VringConfig& v) {
     Impl& d = *impl_;
-    std::lock_guard lk(d.mu);
-    if (!d.guest_valid || v.index >= d.vqs.size()) return;
-    Vq& vq = d.vqs[v.index];
+    d.strand->post([&d, v] {
+        d.update_vring(v);
+        return Result<void>{};
+    });
+}
+
+void Device::Impl::update_vring(const VringConfig& v) {
+    if (!guest_valid || v.index >= vqs.size()) return;
+    Vq& vq = vqs[v.index];
     if (vq.phase() == VqPhase::Ready) return;
-    if (VringConfig* known = d.guest.vring(v.index)) *known = v;
-    else d.guest.vrings.push_back(v);
-    if (vq.phase() != VqPhase::Absent && vq.size != v.size) d.vqs.mark_for_recreation(vq);
+    if (VringConfig* known = guest.vring(v.index)) *known = v;
+    else guest.vrings.push_back(v);
+    if (vq.phase() != VqPhase::Absent && vq.size != v.size) vqs.mark_for_recreation(vq);
     if (vq.phase() != VqPhase::Absent &&
         (v.last_avail_idx != vq.saved_avail || v.last_used_idx != vq.saved_used))
         vq.start_from_vhost = true;
 }
 
 void Device::set_callfd(uint16_t ring, int fd) {
-    if (!impl_->irq_relay) return;
-    if (auto r = impl_->irq_relay->set_callfd(ring, fd); !r)
-        logf(LogLevel::Warning, "%s: interrupts: %s", impl_->name.c_str(), to_string(r.error()).c_str());
+    Impl& d = *impl_;
+    if (!d.irqs.on()) return;
+    auto owned = std::make_shared<std::vector<UniqueFd>>();
+    const int dup = dup_into(fd, *owned);
+    d.strand->post([&d, ring, dup, owned] {
+        d.irqs.set_callfd(ring, dup, d.name);
+        return Result<void>{};
+    });
 }
 
 Device::IrqStats Device::irq_stats() const {
     IrqStats s;
-    if (!impl_->irq_relay) return s;
-    auto r = impl_->irq_relay->stats();
+    if (!impl_->irqs.on()) return s;
+    auto r = impl_->irqs.stats();
     return {true, r.events, r.completions, r.calls, r.no_callfd};
 }
 
-uint64_t Device::irq_calls(uint16_t ring) const {
-    return impl_->irq_relay ? impl_->irq_relay->calls(ring) : 0;
-}
+uint64_t Device::irq_calls(uint16_t ring) const { return impl_->irqs.calls(ring); }
 
 Result<void> Device::flush_vring_states(std::vector<RingIndexes>& disabled) {
     Impl& d = *impl_;
-    std::lock_guard lk(d.mu);
-    Result<void> r = d.reconcile();
+    return d.strand->run([&] {
+        auto r = d.flush_vring_states(disabled);
+        d.publish();
+        return r;
+    });
+}
+
+Result<void> Device::Impl::flush_vring_states(std::vector<RingIndexes>& disabled) {
+    Result<void> r = reconcile();
     std::vector<uint16_t> stop, start;
-    for (const Vq& vq : d.vqs) {
-        if (vq.unsure) continue;
+    for (const Vq& vq : vqs) {
+        if (vq.unsure()) continue;
         if (!vq.enabled && vq.phase() == VqPhase::Ready) stop.push_back(vq.index);
-        const VringConfig* vr = d.guest.vring(vq.index);
-        if (!vq.enabled || !vr || !d.guest_valid || vq.phase() == VqPhase::Ready) continue;
-        if (auto ok = validate_vring(*vr, d.mem.current.regions); !ok) {  // never started
+        const VringConfig* vr = guest.vring(vq.index);
+        if (!vq.enabled || !vr || !guest_valid || vq.phase() == VqPhase::Ready) continue;
+        if (auto ok = validate_vring(*vr, mem->current().regions); !ok) {  // never started
             r = first_error(r, ok);
             continue;
         }
         start.push_back(vq.index);
     }
-    if (!stop.empty()) r = first_error(r, d.suspend_rings(stop));  // stops go first whatever failed
+    if (!stop.empty()) r = first_error(r, suspend_rings(stop));  // stops go first whatever failed
     for (uint16_t s : stop)
-        disabled.push_back({s, d.vqs[s].saved_avail, d.vqs[s].saved_used,
-                            d.vqs[s].phase() == VqPhase::Suspended});
+        disabled.push_back({s, vqs[s].saved_avail, vqs[s].saved_used,
+                            vqs[s].phase() == VqPhase::Suspended});
     if (!start.empty()) {
         // A newly enabled ring without a usable object (none, ERR, another
         // ring size) gets one first.
         std::vector<uint16_t> absent;
         for (uint16_t s : start)
-            if (d.vqs[s].phase() == VqPhase::Absent || d.vqs[s].phase() == VqPhase::Error ||
-                d.vqs[s].needs_recreation())
+            if (vqs[s].phase() == VqPhase::Absent || vqs[s].phase() == VqPhase::Error ||
+                vqs[s].needs_recreation())
                 absent.push_back(s);
         for (uint16_t s : absent) {
             const uint16_t one[] = {s};
-            MLX5A_CHECK(d.ensure_objects(one, d.guest.vring(s)->size));  // started rings have one
+            MLX5A_CHECK(ensure_objects(one, guest.vring(s)->size));  // started rings have one
         }
         std::vector<uint16_t> fresh, again;  // first start this session / restart
-        for (uint16_t s : start) (d.vqs[s].start_from_vhost ? fresh : again).push_back(s);
-        for (uint16_t s : fresh) d.vqs[s].start_from_vhost = false;
+        for (uint16_t s : start) (vqs[s].start_from_vhost ? fresh : again).push_back(s);
+        for (uint16_t s : fresh) vqs[s].start_from_vhost = false;
         for (auto* set : {&fresh, &again}) {
             if (set->empty()) continue;
-            auto rr = d.resume_rings(*set, /*vhost_indexes=*/set == &fresh);
+            auto rr = resume_rings(*set, /*vhost_indexes=*/set == &fresh);
             if (r && !rr) r = rr;
         }
+        kick_started(start);
     }
     return r;
 }
 
-// The vhost log registered for the device (DPDK mlx5_vdpa_dirty_bitmap_set):
-// a umem over it and a direct mkey addressed by its host address.
-static Result<MemRegistration> register_log(Device::Impl& d, const DirtyLog& log) {
-    MemRegistration reg;
-    reg.regions = {MemRegion{log.host_addr, log.size, log.host_addr}};
-    auto u = devx::Umem::reg_existing(d.ctx, reinterpret_cast<void*>(uintptr_t(log.host_addr)), log.size);
-    MLX5A_CHECK(u);
-    reg.umems.push_back(std::move(*u));
-    devx::DevxObj obj;
-    auto mk = d.create_mkey(
-        prm::direct_mkey_attr(reg.umems.back().id(), 0, log.host_addr, log.size, d.pd.pdn()), obj,
-        BatchKind::DirtyLog);
-    MLX5A_CHECK(mk);
-    reg.direct.push_back(std::move(obj));
-    reg.mkey = *mk;
-    return reg;
-}
-
-static bool same_log(const Device::Impl& d, const DirtyLog& log) {
-    const auto& lr = d.dirty.mem.regions;
-    return !lr.empty() && lr[0].host_addr == log.host_addr && lr[0].size == log.size &&
-           d.dirty.log.log_page == log.log_page;
+Result<void> Device::set_dirty_logging(bool on, const DirtyLog& log) {
+    Impl& d = *impl_;
+    return d.strand->run([&] {
+        auto r = d.set_dirty_logging(on, log);
+        d.publish();
+        return r;
+    });
 }
 
 // vhost maps the log anew at every SET_LOG_BASE (QEMU sends one per queue
 // pair) and unmaps the previous mapping, so a changed base or size means a
 // new registration: the virtqs are re-pointed in one batch, then the old
 // log goes once no virtq names it.
-Result<void> Device::set_dirty_logging(bool on, const DirtyLog& log) {
+Result<void> Device::Impl::set_dirty_logging(bool on, const DirtyLog& log) {
     namespace mb = prm::modify_bits;
-    Impl& d = *impl_;
-    std::lock_guard lk(d.mu);
-    if (on == d.dirty.on && (!on || same_log(d, log))) return {};
-    if (on && !same_log(d, log)) {
-        auto reg = register_log(d, log);
-        MLX5A_CHECK(reg);
-        if (!d.dirty.mem.empty()) d.dirty.retired.push_back(std::move(d.dirty.mem));
-        d.dirty.mem = std::move(*reg);
-    }
-    d.dirty.on = on;
-    if (on) d.dirty.log = log;
+    if (on == dirty->on() && (!on || dirty->registered(log))) return {};
+    if (on) MLX5A_CHECK(dirty->turn_on(log));
+    else dirty->turn_off();
     devx::Batch b;
     std::vector<prm::VirtqAttr> sent;
-    for (Vq& vq : d.vqs) {
+    for (Vq& vq : vqs) {
         if (vq.phase() == VqPhase::Absent || vq.phase() == VqPhase::Error) continue;
         prm::VirtqAttr a = vq.attr;
         a.modify_field_select = mb::DIRTY_BITMAP_DUMP_ENABLE;
         a.dirty_bitmap_dump_enable = on;
         if (on) {
             a.modify_field_select |= mb::DIRTY_BITMAP_PARAMS;
-            a.dirty_bitmap_mkey = d.dirty.mem.mkey;
+            a.dirty_bitmap_mkey = dirty->mkey();
             a.dirty_bitmap_addr = log.host_addr;
             a.dirty_bitmap_size = uint32_t(log.size);
             a.vhost_log_page = log.log_page;
@@ -286,73 +369,154 @@ Result<void> Device::set_dirty_logging(bool on, const DirtyLog& log) {
         b.add(std::move(*c));
         sent.push_back(a);
     }
-    auto res = d.run(std::move(b), BatchKind::DirtyLog, nullptr);
+    auto res = cmds->run(std::move(b), BatchKind::DirtyLog, nullptr);
     Result<void> first = {};
     for (size_t i = 0; i < res.entries.size(); i++) {
         auto& e = res.entries[i];
         if (e.ok()) {
-            d.vqs[e.queue].attr = sent[i];
-            d.vqs[e.queue].attr.modify_field_select = 0;
+            vqs[e.queue].attr = sent[i];
+            vqs[e.queue].attr.modify_field_select = 0;
         } else if (first) {
             first = unexpected(e.steps[0].error());
         }
     }
-    d.release_retired_memory();
+    (void)take_unreferenced();
     if (on)
-        logf(LogLevel::Info, "%s: dirty logging on: log 0x%llx +%llu, %zu virtqs%s", d.name.c_str(),
+        logf(LogLevel::Info, "%s: dirty logging on: log 0x%llx +%llu, %zu virtqs%s", name.c_str(),
              static_cast<unsigned long long>(log.host_addr), static_cast<unsigned long long>(log.size),
              sent.size(), first ? "" : " (some failed)");
     else
-        logf(LogLevel::Info, "%s: dirty logging off, %zu virtqs%s", d.name.c_str(), sent.size(),
+        logf(LogLevel::Info, "%s: dirty logging off, %zu virtqs%s", name.c_str(), sent.size(),
              first ? "" : " (some failed)");
     return first;
 }
 
 bool Device::dirty_logging() const {
-    std::lock_guard lk(impl_->mu);
-    return impl_->dirty.on;
+    std::lock_guard lk(impl_->pub.mu);
+    return impl_->pub.dirty_logging;
 }
 
 Result<void> Device::suspend_all() {
     Impl& d = *impl_;
-    std::lock_guard lk(d.mu);
-    Result<void> known = d.reconcile();
-    auto ready = rings_in_phase(d.vqs, VqPhase::Ready);
+    return d.strand->run([&] {
+        auto r = d.suspend_all();
+        d.publish();
+        return r;
+    });
+}
+
+Result<void> Device::Impl::suspend_all() {
+    Result<void> known = reconcile();
+    auto ready = rings_in_phase(vqs, VqPhase::Ready);
     if (!known && ready.empty()) return known;
     if (ready.empty())
         return fail(Errc::State, "no RDY virtq to suspend (is a frontend connected and started?)");
-    return first_error(known, d.suspend_rings(ready));
+    return first_error(known, suspend_rings(ready));
 }
 
 Result<void> Device::resume_all() {
     Impl& d = *impl_;
-    std::lock_guard lk(d.mu);
+    return d.strand->run([&] {
+        auto r = d.resume_all();
+        d.publish();
+        return r;
+    });
+}
+
+Result<void> Device::Impl::resume_all() {
     // Its rings and memory left with the frontend (dev_cleanup): a virtq
     // started now would run on nobody's memory.
-    if (!d.guest_valid)
+    if (!guest_valid)
         return fail(Errc::State, "no frontend: nothing to resume (virtqs wait for the next dev_conf)");
-    Result<void> known = d.reconcile();
-    auto sus = rings_in_phase(d.vqs, VqPhase::Suspended);
+    Result<void> known = reconcile();
+    auto sus = rings_in_phase(vqs, VqPhase::Suspended);
     if (!known && sus.empty()) return known;
     if (sus.empty()) return fail(Errc::State, "no SUSPENDed virtq to resume");
-    return first_error(known, d.resume_rings(sus, false));
+    auto r = resume_rings(sus, false);
+    kick_started(sus);
+    return first_error(known, r);
 }
 
 Result<prm::VirtqCounters> Device::counters(uint16_t ring) {
     Impl& d = *impl_;
-    std::lock_guard lk(d.mu);
-    if (ring >= d.vqs.size()) return fail(Errc::InvalidArgument, "no virtq " + std::to_string(ring));
-    const Vq& vq = d.vqs[ring];
+    return d.strand->run([&] { return d.counters(ring); });
+}
+
+Result<prm::VirtqCounters> Device::Impl::counters(uint16_t ring) {
+    if (ring >= vqs.size()) return fail(Errc::InvalidArgument, "no virtq " + std::to_string(ring));
+    const Vq& vq = vqs[ring];
     if (!vq.counters)
         return fail(Errc::NotSupported, "virtq " + std::to_string(ring) + " has no counters object");
     std::vector<std::byte> in(prm::kGeneralObjInHdrBytes);
     prm::encode_query_counters(vq.counters.obj_id(), in);
     devx::Batch b;
     b.add(devx::Command::query_obj(vq.counters, std::move(in), prm::kCountersQueryOutBytes, ring));
-    auto res = d.run(std::move(b), BatchKind::Counters, nullptr);
+    auto res = cmds->run(std::move(b), BatchKind::Counters, nullptr);
     const auto& s = res.entries.at(0).steps.at(0);
     if (!s.ok()) return unexpected(s.error());
     return prm::decode_query_counters_out(s.out, vq.counters.obj_id());
+}
+
+// A retired registration goes once no virtq object names its mkey
+// (indirect first, then direct mkeys, then umems: MemRegistration order).
+std::vector<MemRegistration> Device::Impl::take_unreferenced() {
+    auto named_by = [&](uint32_t prm::VirtqAttr::*field) {
+        return [this, field](uint32_t mkey) {
+            for (const Vq& vq : vqs)
+                if (vq.obj && vq.attr.*field == mkey) return true;
+            return false;
+        };
+    };
+    auto out = mem->take_unnamed(named_by(&prm::VirtqAttr::virtio_q_mkey));
+    for (MemRegistration& r : dirty->take_unnamed(named_by(&prm::VirtqAttr::dirty_bitmap_mkey)))
+        out.push_back(std::move(r));
+    return out;
+}
+
+// vhost: the memory table is about to be unmapped. Virtqs stop naming the
+// mkey (SUSPEND/INIT: MODIFY to 0; RDY ones are suspended first, objects in
+// ERR destroyed), then every registration is destroyed.
+void Device::Impl::unregister_memory() {
+    if (auto k = reconcile(); !k)  // those left unsure are destroyed: nothing else stops them
+        logf(LogLevel::Error, "%s: %s", name.c_str(), prm::describe(k.error()).c_str());
+    std::vector<uint16_t> ready;
+    for (const Vq& vq : vqs)
+        if (vq.phase() == VqPhase::Ready && !vq.unsure() && vq.attr.virtio_q_mkey) ready.push_back(vq.index);
+    if (!ready.empty()) (void)suspend_rings(ready);
+    devx::Batch b;
+    std::vector<prm::VirtqAttr> sent;
+    for (Vq& vq : vqs) {
+        if (!vq.obj || !vq.attr.virtio_q_mkey) continue;
+        if (vq.unsure() || (vq.phase() != VqPhase::Init && vq.phase() != VqPhase::Suspended)) {
+            vqs.mark_for_recreation(vq);  // until its destroy succeeded
+            b.add(devx::Command::destroy(std::move(vq.obj), vq.index));
+            sent.push_back({});
+            continue;
+        }
+        prm::VirtqAttr a = vq.attr;
+        a.modify_field_select = prm::modify_bits::VIRTIO_Q_MKEY;
+        a.virtio_q_mkey = 0;
+        auto c = devx::Command::modify_virtq(vq.obj, a, vq.index);
+        if (!c) continue;
+        b.add(std::move(*c));
+        sent.push_back(a);
+    }
+    auto res = cmds->run(std::move(b), BatchKind::Teardown, nullptr);
+    for (size_t i = 0; i < res.entries.size(); i++) {
+        auto& e = res.entries[i];
+        Vq& vq = vqs[e.queue];
+        if (e.steps[0].kind == devx::CmdKind::Destroy) {
+            if (e.ok()) (void)vqs.destroyed(vq);  // any phase with an object may go; re-created later
+            else vq.obj = std::move(e.steps[0].obj);  // still naming the mkey: destroyed again later
+            continue;
+        }
+        if (e.ok()) vq.attr.virtio_q_mkey = 0;
+    }
+    mem->retire_current();
+    (void)take_unreferenced();
+    if (mem->has_retired())
+        logf(LogLevel::Warning, "%s: %zu guest-memory registrations still referenced", name.c_str(),
+             mem->retired());
 }
 
 }  // namespace mlx5async::core

@@ -16,22 +16,22 @@
 namespace mlx5async::core {
 
 Result<void> Device::Impl::prepare_start(const std::vector<MemRegion>& table, const RingGroups& groups,
-                                         bool& memory_ok) {
+                                         bool& memory_ok, uint64_t seq) {
     auto want = sorted_regions(table);
-    memory_ok = same_table(mem.current.regions, want);  // unchanged: e.g. a migration resume
+    memory_ok = same_table(mem->current().regions, want);  // unchanged: e.g. a migration resume
     std::optional<MemoryBuild> m;
     if (!memory_ok) {
         MLX5A_CHECK(validate_table(want));  // nothing made for a refused table
         if (want.empty()) {
-            commit_memory({});
+            mem->commit({});
             memory_ok = true;
         } else {
-            auto p = plan_memory(std::move(want));
+            auto p = mem->plan(std::move(want), cmds->strategy() == Strategy::Sequential);
             MLX5A_CHECK(p);
             m = std::move(*p);
         }
     }
-    if (memory_ok) ledger.mark(LedgerPhase::MemoryRegistered);
+    if (memory_ok) ledger.mark_start(LedgerPhase::MemoryRegistered, seq);
     // A group whose old objects could not be destroyed is not created (the
     // error is returned); the memory goes on.
     Result<void> obj_err = {};
@@ -44,11 +44,11 @@ Result<void> Device::Impl::prepare_start(const std::vector<MemRegion>& table, co
     Result<void> mem_err = {};
     obj_err = first_error(obj_err, make_objects(objs, m ? &*m : nullptr, mem_err));
     if (m && mem_err) {
-        auto reg = finish_memory(*m);
+        auto reg = mem->finish(*m);
         if (reg) {
-            commit_memory(std::move(*reg));
+            mem->commit(std::move(*reg));
             memory_ok = true;
-            ledger.mark(LedgerPhase::MemoryRegistered);
+            ledger.mark_start(LedgerPhase::MemoryRegistered, seq);
         } else {
             mem_err = unexpected(reg.error());
         }
@@ -67,10 +67,10 @@ Result<void> Device::Impl::make_objects(std::vector<ObjectBuild>& objs, MemoryBu
     devx::Batch first;
     for (ObjectBuild& o : objs)
         if (auto r = add_virtq_resources(o, first); !r) return mem_err = r;  // nothing issued
-    if (m) add_memory_umems(*m, first);
+    if (m) mem->add_umems(*m, first);
     devx::BatchResult r1;
-    if (!first.empty()) r1 = run(std::move(first), kind, nullptr);
-    if (m) mem_err = take_memory_umems(*m, r1);
+    if (!first.empty()) r1 = cmds->run(std::move(first), kind, nullptr);
+    if (m) mem_err = mem->take_umems(*m, r1);
     Result<void> obj_err = {};
     std::vector<ObjectBuild*> creating;
     for (ObjectBuild& o : objs) {
@@ -82,11 +82,11 @@ Result<void> Device::Impl::make_objects(std::vector<ObjectBuild>& objs, MemoryBu
     devx::Batch second;
     for (ObjectBuild* o : creating)
         if (auto r = add_virtq_creates(*o, second); !r) return mem_err = r;
-    if (m && mem_err) mem_err = add_memory_mkeys(*m, second);
+    if (m && mem_err) mem_err = mem->add_mkeys(*m, second);
     if (second.empty()) return obj_err;
-    auto r2 = run(std::move(second), kind, nullptr);
+    auto r2 = cmds->run(std::move(second), kind, nullptr);
     for (ObjectBuild* o : creating) obj_err = first_error(obj_err, take_virtq_creates(*o, r2));
-    if (m && mem_err) mem_err = take_memory_mkeys(*m, r2);
+    if (m && mem_err) mem_err = mem->take_mkeys(*m, r2);
     return obj_err;
 }
 

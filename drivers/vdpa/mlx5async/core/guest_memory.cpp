@@ -9,7 +9,6 @@
 #include "common/base/log_sink.hpp"
 #include "common/prm/mkey.hpp"
 #include "common/prm/status.hpp"
-#include "device_impl.hpp"
 
 namespace mlx5async::core {
 namespace {
@@ -159,13 +158,12 @@ std::vector<MemRegion> sorted_regions(std::vector<MemRegion> regions) {
 }
 
 // One CREATE_MKEY through the engine; returns the mkey value.
-Result<uint32_t> Device::Impl::create_mkey(const prm::MkeyAttr& a, devx::DevxObj& obj,
-                                           BatchKind kind) {
+Result<uint32_t> GuestMemory::create_mkey(const prm::MkeyAttr& a, devx::DevxObj& obj, BatchKind kind) {
     auto in = prm::encode_create_mkey(a);
     MLX5A_CHECK(in);
     devx::Batch b;
-    b.add(devx::Command::create_obj(ctx, std::move(*in), prm::kCreateMkeyOutBytes));
-    auto res = run(std::move(b), kind, nullptr);
+    b.add(devx::Command::create_obj(ctx_, std::move(*in), prm::kCreateMkeyOutBytes));
+    auto res = cmds_.run(std::move(b), kind, nullptr);
     auto& s = res.entries.at(0).steps.at(0);
     if (!s.ok()) return unexpected(s.error());
     auto idx = prm::decode_create_mkey_out(s.out);
@@ -175,19 +173,19 @@ Result<uint32_t> Device::Impl::create_mkey(const prm::MkeyAttr& a, devx::DevxObj
 }
 
 // PRM: holes of an indirect mkey point at the null mkey (QUERY_SPECIAL_CONTEXTS).
-Result<uint32_t> Device::Impl::null_mkey() {
-    if (mem.null_mkey) return mem.null_mkey;
+Result<uint32_t> GuestMemory::null_mkey() {
+    if (null_mkey_) return null_mkey_;
     std::vector<std::byte> in(prm::kQuerySpecialContextsInBytes);
     prm::encode_query_special_contexts(in);
     devx::Batch b;
-    b.add(devx::Command::general(ctx, std::move(in), prm::kQuerySpecialContextsOutBytes));
-    auto res = run(std::move(b), BatchKind::Memory, nullptr);
+    b.add(devx::Command::general(ctx_, std::move(in), prm::kQuerySpecialContextsOutBytes));
+    auto res = cmds_.run(std::move(b), BatchKind::Memory, nullptr);
     const auto& s = res.entries.at(0).steps.at(0);
     if (!s.ok()) return unexpected(s.error());
     auto sc = prm::decode_query_special_contexts_out(s.out);
     MLX5A_CHECK(sc);
-    mem.null_mkey = sc->null_mkey;
-    return mem.null_mkey;
+    null_mkey_ = sc->null_mkey;
+    return null_mkey_;
 }
 
 namespace {
@@ -206,15 +204,15 @@ Unexpected<Error> chunk_error(const MemoryBuild& m, size_t i, const devx::StepRe
 
 }  // namespace
 
-Result<MemoryBuild> Device::Impl::plan_memory(std::vector<MemRegion> regions) {
+Result<MemoryBuild> GuestMemory::plan(std::vector<MemRegion> sorted, bool whole_regions) {
     MemoryBuild m;
-    m.reg.regions = std::move(regions);
+    m.reg.regions = std::move(sorted);
     if (has_holes(m.reg.regions)) {
         auto n = null_mkey();
         MLX5A_CHECK(n);
         m.hole = *n;
     }
-    m.chunks = chunks_of(m.reg.regions, cfg.strategy == Strategy::Sequential);
+    m.chunks = chunks_of(m.reg.regions, whole_regions);
     return m;
 }
 
@@ -224,14 +222,14 @@ Result<MemoryBuild> Device::Impl::plan_memory(std::vector<MemRegion> regions) {
 // other half of the slots stays free for the virtqs' commands that share
 // the batch. Chunk i is step i / chains of entry i % chains (GPA order
 // along a chain).
-void Device::Impl::add_memory_umems(MemoryBuild& m, devx::Batch& b) {
+void GuestMemory::add_umems(MemoryBuild& m, devx::Batch& b) const {
     m.umems_at = b.size();
-    m.chains = std::max<size_t>(1, std::min<size_t>(m.chunks.size(), cfg.max_inflight));
+    m.chains = std::max<size_t>(1, std::min<size_t>(m.chunks.size(), cmds_.max_inflight()));
     std::vector<devx::Entry> chains(m.chains);
     for (size_t i = 0; i < m.chunks.size(); i++) {
         const MemChunk& c = m.chunks[i];
         chains[i % m.chains].steps.push_back(
-            devx::Command::reg_umem(ctx, reinterpret_cast<void*>(uintptr_t(c.host)), c.size));
+            devx::Command::reg_umem(ctx_, reinterpret_cast<void*>(uintptr_t(c.host)), c.size));
     }
     for (auto& e : chains) b.add(std::move(e));
 }
@@ -240,7 +238,7 @@ devx::StepResult& MemoryBuild::umem_step(devx::BatchResult& res, size_t chunk) c
     return res.entries.at(umems_at + chunk % chains).steps.at(chunk / chains);
 }
 
-Result<void> Device::Impl::take_memory_umems(MemoryBuild& m, devx::BatchResult& res) {
+Result<void> GuestMemory::take_umems(MemoryBuild& m, devx::BatchResult& res) const {
     for (size_t i = 0; i < m.chunks.size(); i++) {
         auto& s = m.umem_step(res, i);
         if (!s.ok()) return chunk_error(m, i, s, "umem registration");
@@ -249,22 +247,22 @@ Result<void> Device::Impl::take_memory_umems(MemoryBuild& m, devx::BatchResult& 
     return {};
 }
 
-Result<void> Device::Impl::add_memory_mkeys(MemoryBuild& m, devx::Batch& b) {
+Result<void> GuestMemory::add_mkeys(MemoryBuild& m, devx::Batch& b) const {
     m.mkeys_at = b.size();
     m.attrs.clear();
     for (size_t i = 0; i < m.chunks.size(); i++) {
         m.attrs.push_back(prm::direct_mkey_attr(m.reg.umems.at(i).id(), 0, m.chunks[i].gpa,
-                                                m.chunks[i].size, pd.pdn()));
+                                                m.chunks[i].size, pdn_));
         auto in = prm::encode_create_mkey(m.attrs.back());
         MLX5A_CHECK(in);
-        b.add(devx::Command::create_obj(ctx, std::move(*in), prm::kCreateMkeyOutBytes));
+        b.add(devx::Command::create_obj(ctx_, std::move(*in), prm::kCreateMkeyOutBytes));
     }
     return {};
 }
 
 // The first failed one names its chunk; the others are released with the
 // batch result.
-Result<void> Device::Impl::take_memory_mkeys(MemoryBuild& m, devx::BatchResult& res) {
+Result<void> GuestMemory::take_mkeys(MemoryBuild& m, devx::BatchResult& res) const {
     for (size_t i = 0; i < m.chunks.size(); i++) {
         auto& s = res.entries.at(m.mkeys_at + i).steps.at(0);
         if (!s.ok()) return chunk_error(m, i, s, "direct mkey");
@@ -278,7 +276,7 @@ Result<void> Device::Impl::take_memory_mkeys(MemoryBuild& m, devx::BatchResult& 
 
 // The indirect mkey: one KLM entry per chunk in GPA order, holes through
 // the null mkey.
-Result<MemRegistration> Device::Impl::finish_memory(MemoryBuild& m) {
+Result<MemRegistration> GuestMemory::finish(MemoryBuild& m) {
     std::vector<prm::KlmEntry> klm;
     const auto& chunks = m.chunks;
     for (size_t i = 0; i < chunks.size(); i++) {
@@ -289,7 +287,7 @@ Result<MemRegistration> Device::Impl::finish_memory(MemoryBuild& m) {
         add_klm(klm, m.mkeys.at(i), chunks[i].gpa, chunks[i].size);
     }
     auto mk = create_mkey(prm::indirect_mkey_attr(m.reg.regions.front().guest_phys_addr,
-                                                  std::move(klm), pd.pdn()),
+                                                  std::move(klm), pdn_),
                           m.reg.indirect, BatchKind::Memory);
     if (!mk) {
         Error e = mk.error();
@@ -298,114 +296,20 @@ Result<MemRegistration> Device::Impl::finish_memory(MemoryBuild& m) {
         return unexpected(std::move(e));
     }
     m.reg.mkey = *mk;
-    mem.registrations++;
+    registrations_++;
     return std::move(m.reg);
 }
 
-void Device::Impl::commit_memory(MemRegistration next) {
-    if (!mem.current.empty()) mem.retired.push_back(std::move(mem.current));
-    mem.current = std::move(next);
-    logf(LogLevel::Info, "%s: guest memory: %zu regions, mkey 0x%x", name.c_str(),
-         mem.current.regions.size(), mem.current.mkey);
+void GuestMemory::commit(MemRegistration next) {
+    if (!current_.empty()) retired_.push_back(std::move(current_));
+    current_ = std::move(next);
+    logf(LogLevel::Info, "%s: guest memory: %zu regions, mkey 0x%x", name_.c_str(),
+         current_.regions.size(), current_.mkey);
 }
 
-// Idle virtqs (INIT/SUSPEND) that a start batch does not bring up but that
-// still name an old mkey: a MODIFY of virtio_q_mkey alone, in that batch.
-void Device::Impl::add_mkey_repoints(devx::Batch& b, std::vector<prm::VirtqAttr>& sent,
-                                     std::span<const uint16_t> starting) {
-    for (Vq& vq : vqs) {
-        if (vq.phase() != VqPhase::Init && vq.phase() != VqPhase::Suspended) continue;
-        if (!vq.attr.virtio_q_mkey || vq.attr.virtio_q_mkey == mem.current.mkey) continue;
-        if (std::find(starting.begin(), starting.end(), vq.index) != starting.end()) continue;
-        prm::VirtqAttr a = vq.attr;
-        a.modify_field_select = prm::modify_bits::VIRTIO_Q_MKEY;
-        a.virtio_q_mkey = mem.current.mkey;
-        auto c = devx::Command::modify_virtq(vq.obj, a, vq.index);
-        if (!c) continue;  // cannot happen for a stored attr; the old mkey stays retired
-        b.add(std::move(*c));
-        sent.push_back(a);
-    }
-}
-
-namespace {
-
-// Moves out of `retired` the registrations no virtq object names in the
-// attribute `named` (virtio_q_mkey, dirty_bitmap_mkey) any more.
-std::vector<MemRegistration> take_unnamed(std::vector<MemRegistration>& retired, const VirtqTable& vqs,
-                                          uint32_t prm::VirtqAttr::*named) {
-    std::vector<MemRegistration> out;
-    std::erase_if(retired, [&](MemRegistration& r) {
-        for (const Vq& vq : vqs)
-            if (vq.obj && vq.attr.*named == r.mkey) return false;
-        out.push_back(std::move(r));
-        return true;
-    });
-    return out;
-}
-
-}  // namespace
-
-// A retired registration goes once no virtq object names its mkey
-// (indirect first, then direct mkeys, then umems: MemRegistration order).
-std::vector<MemRegistration> Device::Impl::take_unreferenced() {
-    auto out = take_unnamed(mem.retired, vqs, &prm::VirtqAttr::virtio_q_mkey);
-    for (MemRegistration& r : take_unnamed(dirty.retired, vqs, &prm::VirtqAttr::dirty_bitmap_mkey))
-        out.push_back(std::move(r));
-    return out;
-}
-
-void Device::Impl::release_retired_memory() { (void)take_unreferenced(); }
-
-// vhost: the memory table is about to be unmapped. Virtqs stop naming the
-// mkey (SUSPEND/INIT: MODIFY to 0; RDY ones are suspended first, objects in
-// ERR destroyed), then every registration is destroyed.
-void Device::Impl::unregister_memory() {
-    if (auto k = reconcile(); !k)  // those left unsure are destroyed: nothing else stops them
-        logf(LogLevel::Error, "%s: %s", name.c_str(), prm::describe(k.error()).c_str());
-    std::vector<uint16_t> ready;
-    for (const Vq& vq : vqs)
-        if (vq.phase() == VqPhase::Ready && !vq.unsure && vq.attr.virtio_q_mkey) ready.push_back(vq.index);
-    if (!ready.empty()) (void)suspend_rings(ready);
-    devx::Batch b;
-    std::vector<prm::VirtqAttr> sent;
-    for (Vq& vq : vqs) {
-        if (!vq.obj || !vq.attr.virtio_q_mkey) continue;
-        if (vq.unsure || (vq.phase() != VqPhase::Init && vq.phase() != VqPhase::Suspended)) {
-            vqs.mark_for_recreation(vq);  // until its destroy succeeded
-            b.add(devx::Command::destroy(std::move(vq.obj), vq.index));
-            sent.push_back({});
-            continue;
-        }
-        prm::VirtqAttr a = vq.attr;
-        a.modify_field_select = prm::modify_bits::VIRTIO_Q_MKEY;
-        a.virtio_q_mkey = 0;
-        auto c = devx::Command::modify_virtq(vq.obj, a, vq.index);
-        if (!c) continue;
-        b.add(std::move(*c));
-        sent.push_back(a);
-    }
-    auto res = run(std::move(b), BatchKind::Teardown, nullptr);
-    for (size_t i = 0; i < res.entries.size(); i++) {
-        auto& e = res.entries[i];
-        Vq& vq = vqs[e.queue];
-        if (e.steps[0].kind == devx::CmdKind::Destroy) {
-            if (e.ok()) {  // ensure_objects re-creates it
-                vq.attr = {};
-                vq.unsure = false;
-                (void)vqs.transition(vq, VqPhase::Absent);  // any phase with an object may go
-            } else {  // still there, still naming the mkey: destroyed again later
-                vq.obj = std::move(e.steps[0].obj);
-            }
-            continue;
-        }
-        if (e.ok()) vq.attr.virtio_q_mkey = 0;
-    }
-    if (!mem.current.empty()) mem.retired.push_back(std::move(mem.current));
-    mem.current = {};
-    release_retired_memory();
-    if (!mem.retired.empty())
-        logf(LogLevel::Warning, "%s: %zu guest-memory registrations still referenced", name.c_str(),
-             mem.retired.size());
+void GuestMemory::retire_current() {
+    if (!current_.empty()) retired_.push_back(std::move(current_));
+    current_ = {};
 }
 
 }  // namespace mlx5async::core

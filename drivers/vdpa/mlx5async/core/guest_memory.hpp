@@ -9,13 +9,21 @@
 // unchanged (a migration resume must not re-register). A changed table
 // registers the new set first; the old one is retired and destroyed once no
 // virtq object refers to it (the start batch re-points idle virtqs).
+//
+// GuestMemory owns the registrations (the current one, the retired ones,
+// the null mkey) and builds new ones in steps that share batches with other
+// work (device_start.cpp). It runs on the device's strand; the deferred
+// release takes retired registrations out there and destroys them on its
+// own thread.
 #pragma once
 
 #include <cstdint>
 #include <utility>
 #include <vector>
 
+#include "commands.hpp"
 #include "common/base/result.hpp"
+#include "common/devx/engine.hpp"
 #include "common/devx/raii.hpp"
 #include "common/prm/mkey.hpp"
 #include "guest.hpp"
@@ -53,12 +61,6 @@ struct MemRegistration {
     bool empty() const noexcept { return mkey == 0; }
 };
 
-struct GuestMemory {
-    MemRegistration current;
-    std::vector<MemRegistration> retired;  // still referenced by some virtq
-    uint32_t null_mkey = 0;                // QUERY_SPECIAL_CONTEXTS, once
-    uint64_t registrations = 0;            // how many times a table was registered
-};
 
 // Guest memory reaches the device in chunks: a umem and a direct mkey
 // each, registered in parallel, one KLM entry each in the indirect mkey.
@@ -79,6 +81,76 @@ struct MemChunk {
 // The chunks of a sorted table, in GPA order; with `whole_regions` one per
 // region (DPDK 22.11's registration: the sequential strategy's).
 std::vector<MemChunk> chunks_of(const std::vector<MemRegion>& sorted, bool whole_regions);
+
+// A memory table in the making: its chunks, then their umems and direct
+// mkeys, then the indirect mkey over them.
+struct MemoryBuild {
+    MemRegistration reg;
+    std::vector<MemChunk> chunks;
+    std::vector<prm::MkeyAttr> attrs;  // the chunks' direct mkeys
+    std::vector<uint32_t> mkeys;       // and their values, once created
+    uint32_t hole = 0;                 // the null mkey, for tables with holes
+    size_t umems_at = 0, mkeys_at = 0;  // first entry in their batches
+    size_t chains = 1;                  // umem entries (add_umems)
+    devx::StepResult& umem_step(devx::BatchResult& res, size_t chunk) const;
+};
+
+class GuestMemory {
+public:
+    GuestMemory(Commands& cmds, const devx::Context& ctx, uint32_t pdn, std::string device_name)
+        : cmds_(cmds), ctx_(ctx), pdn_(pdn), name_(std::move(device_name)) {}
+
+    const MemRegistration& current() const { return current_; }
+    uint32_t mkey() const { return current_.mkey; }
+    uint64_t registrations() const { return registrations_; }  // tables registered so far
+    bool has_retired() const { return !retired_.empty(); }
+    size_t retired() const { return retired_.size(); }
+
+    // A table's registration in steps, each adding its commands to a batch
+    // the caller may share: chunk umems, direct mkeys, then the indirect mkey.
+    // `whole_regions`: a chunk per region (the sequential strategy's order).
+    Result<MemoryBuild> plan(std::vector<MemRegion> sorted, bool whole_regions);
+    void add_umems(MemoryBuild& m, devx::Batch& b) const;
+    Result<void> take_umems(MemoryBuild& m, devx::BatchResult& r) const;
+    Result<void> add_mkeys(MemoryBuild& m, devx::Batch& b) const;
+    Result<void> take_mkeys(MemoryBuild& m, devx::BatchResult& r) const;
+    Result<MemRegistration> finish(MemoryBuild& m);  // the indirect mkey
+    // `next` is current; the one before is retired.
+    void commit(MemRegistration next);
+    // The current one retired (the frontend's memory goes).
+    void retire_current();
+    // Retired registrations whose mkey nobody names any more (`named(mkey)`
+    // false), taken out: the caller destroys them, on any thread.
+    template <typename Named>
+    std::vector<MemRegistration> take_unnamed(Named named) {
+        std::vector<MemRegistration> out;
+        std::erase_if(retired_, [&](MemRegistration& r) {
+            if (named(r.mkey)) return false;
+            out.push_back(std::move(r));
+            return true;
+        });
+        return out;
+    }
+    void reset() {  // the device closes: every registration goes
+        retired_.clear();
+        current_ = {};
+    }
+
+    // One CREATE_MKEY through the engine; returns the mkey value.
+    Result<uint32_t> create_mkey(const prm::MkeyAttr& a, devx::DevxObj& obj, BatchKind kind);
+
+private:
+    Result<uint32_t> null_mkey();
+
+    Commands& cmds_;
+    const devx::Context& ctx_;
+    uint32_t pdn_;
+    std::string name_;
+    MemRegistration current_;
+    std::vector<MemRegistration> retired_;  // still referenced by some virtq
+    uint32_t null_mkey_ = 0;                // QUERY_SPECIAL_CONTEXTS, once
+    uint64_t registrations_ = 0;
+};
 
 // Two sorted tables are the same registration: GPA, size, host address,
 // and the backing file's device, inode and offset of every region (DPDK

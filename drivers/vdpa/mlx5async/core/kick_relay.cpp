@@ -64,6 +64,12 @@ void KickRelay::set_open(bool open) {
         if (std::exchange(r.held, false)) ring_doorbell(r.index);
 }
 
+void KickRelay::kick(uint16_t index) {
+    std::lock_guard lk(mu_);
+    ring_doorbell(index);
+    ++stats_.driver;
+}
+
 KickRelayStats KickRelay::stats() const {
     std::lock_guard lk(mu_);
     return stats_;

@@ -29,6 +29,7 @@ struct KickRelayStats {
     uint64_t kicks = 0;      // eventfd wake-ups read
     uint64_t doorbells = 0;  // doorbell writes
     uint64_t held = 0;       // kicks that arrived while gated
+    uint64_t driver = 0;     // the driver's own doorbells (rings turned RDY)
 };
 
 class KickRelay {
@@ -45,6 +46,9 @@ public:
     Result<void> set_rings(const std::vector<std::pair<uint16_t, int>>& rings);
     // Open: kicks go to the doorbell (held ones first). Closed: held.
     void set_open(bool open);
+    // The driver's own doorbell for a ring that just turned RDY: a kick the
+    // guest made before (the device may have dropped it) is not lost.
+    void kick(uint16_t index);
     KickRelayStats stats() const;
     size_t rings() const;
 

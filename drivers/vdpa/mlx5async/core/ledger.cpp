@@ -52,9 +52,25 @@ void Ledger::mark(LedgerPhase p) {
             s_.start_rings = s_.regions = 0;
             s_.notifiers_rc = 0;
             s_.notifiers_tried = false;
+            s_.start_rc = 0;
+            s_.start_error.clear();
         }
     }
     s_.at[size_t(p)] = now;
+}
+
+void Ledger::mark_start(LedgerPhase p, uint64_t seq) {
+    LedgerStamp now{clock_ns(CLOCK_MONOTONIC), clock_ns(CLOCK_REALTIME)};
+    std::lock_guard lk(mu_);
+    if (seq != s_.start_seq || is_stop_phase(p) || p >= LedgerPhase::Count) return;
+    s_.at[size_t(p)] = now;
+}
+
+void Ledger::start_failed(uint64_t seq, int rc, std::string why) {
+    std::lock_guard lk(mu_);
+    if (seq != s_.start_seq) return;
+    s_.start_rc = rc;
+    s_.start_error = std::move(why);
 }
 
 void Ledger::set_stop_rings(uint32_t handed_back, uint32_t logged) {
@@ -63,8 +79,9 @@ void Ledger::set_stop_rings(uint32_t handed_back, uint32_t logged) {
     s_.logged_rings = logged;
 }
 
-void Ledger::set_start(uint32_t rings, uint32_t regions) {
+void Ledger::set_start(uint64_t seq, uint32_t rings, uint32_t regions) {
     std::lock_guard lk(mu_);
+    if (seq != s_.start_seq) return;
     s_.start_rings = rings;
     s_.regions = regions;
 }

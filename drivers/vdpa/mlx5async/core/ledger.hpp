@@ -12,13 +12,16 @@
 //   -> conf_returned -> notifiers_set; and announced: the first gratuitous
 //   ARP the guest sent through the device since the start began (the
 //   emulated datapath sees it; hardware's frames do not reach the driver).
-// Thread-safe: the vhost thread marks most phases, the host-notifier thread
-// notifiers_set, the emulated datapath announced.
+// Thread-safe: the vhost thread marks the requests and conf_returned, the
+// device's strand the start's and stop's own steps (a start runs after
+// dev_conf returned: conf_returned may come before memory_registered), the
+// host-notifier thread notifiers_set, the emulated datapath announced.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <mutex>
+#include <string>
 
 namespace mlx5async::core {
 
@@ -60,6 +63,8 @@ struct LedgerSnapshot {
     uint32_t regions = 0;         // memory regions registered (0: reused)
     int32_t notifiers_rc = 0;     // rte_vhost_host_notifier_ctrl's result
     bool notifiers_tried = false; // false: the device has no doorbell page
+    int32_t start_rc = 0;         // the start's result (negative errno; 0: none failed)
+    std::string start_error;      // and why it failed
 };
 
 class Ledger {
@@ -67,8 +72,13 @@ public:
     // Stamps `p` now. The first phase of a stop or a start clears that
     // half of the record and counts a new one.
     void mark(LedgerPhase p);
+    // Stamps start phase `p` of start `seq` (what snapshot().start_seq was
+    // when it was requested): nothing when a later start began meanwhile.
+    void mark_start(LedgerPhase p, uint64_t seq);
+    // Start `seq` failed: its result and cause (unless a later one began).
+    void start_failed(uint64_t seq, int rc, std::string why);
     void set_stop_rings(uint32_t handed_back, uint32_t logged);
-    void set_start(uint32_t rings, uint32_t regions);
+    void set_start(uint64_t seq, uint32_t rings, uint32_t regions);
     // The host-notifier set-up of start `start_seq` finished with `rc`:
     // stamps notifiers_set, unless a later start began meanwhile.
     void notifiers_done(uint64_t start_seq, int rc);

@@ -1,5 +1,7 @@
 // Device side of virtq error recovery: the event channel at open, and the
-// handler that re-creates a virtq found in ERR (policy in error_recovery.hpp).
+// job that re-creates a virtq found in ERR (policy in error_recovery.hpp).
+// The event thread only posts: the recovery runs on the strand, in order
+// with every other operation of the device.
 #include "common/base/log_sink.hpp"
 #include "common/prm/opcodes.hpp"
 #include "common/prm/status.hpp"
@@ -16,27 +18,30 @@ Result<void> Device::Impl::start_events() {
         return {};
     }
     events = std::move(*ch);
-    auto r = ErrorRecovery::start(*api, events, [this](uint16_t ring) { on_virtq_event(ring); });
+    auto r = ErrorRecovery::start(*api, events, [this](uint16_t ring) {
+        strand->post([this, ring] {
+            on_virtq_event(ring);
+            publish();
+            std::lock_guard lk(pub.mu);
+            pub.recovery_done++;
+            pub.cv.notify_all();
+            return Result<void>{};
+        });
+    });
     MLX5A_CHECK(r);
     recovery = std::move(*r);
     return {};
 }
 
 void Device::Impl::on_virtq_event(uint16_t ring) {
-    std::lock_guard lk(mu);
     if (ring >= vqs.size() || !vqs[ring].obj) return;
     Vq& vq = vqs[ring];
     devx::Batch b;
     b.add(devx::Command::query_virtq(vq.obj, ring));
-    auto res = run(std::move(b), BatchKind::Recovery, nullptr);
+    auto res = cmds->run(std::move(b), BatchKind::Recovery, nullptr);
     const auto& s = res.entries.at(0).steps.at(0);
     if (!s.ok() || !s.virtq || s.virtq->state != prm::VirtqState::ERR) return;  // stale event
-    vq.error_type = s.virtq->error_type;
-    vq.fw_state = uint8_t(prm::VirtqState::ERR);
-    vq.saved_avail = s.virtq->hw_available_index;
-    vq.saved_used = s.virtq->hw_used_index;
-    vq.errors++;
-    vqs.adopt(vq, VqPhase::Error);  // what the QUERY found
+    vqs.errored(vq, *s.virtq);  // what the QUERY found
     auto now = std::chrono::steady_clock::now();
     vq.error_times.push_back(now);
     const auto window = std::chrono::milliseconds(cfg.error_window_ms);
@@ -52,18 +57,20 @@ void Device::Impl::on_virtq_event(uint16_t ring) {
     if (!guest_valid || !vq.enabled) return;  // the next dev_conf restarts it
     // Re-create from the hardware's last indexes and start again; the app's
     // view of the last suspend/resume timing is left as it was.
-    auto saved = last;
+    OpTiming saved[2];
+    {
+        std::lock_guard lk(pub.mu);
+        saved[0] = pub.last[0];
+        saved[1] = pub.last[1];
+    }
     const uint16_t one[] = {ring};
     auto r = ensure_objects(one, vq.size);
     if (r) r = resume_rings(one, false);
-    last = saved;
+    record_timing(saved[0]);
+    record_timing(saved[1]);
     if (!r) logf(LogLevel::Error, "%s: virtq %u: recovery failed: %s", name.c_str(), ring,
                  prm::describe(r.error()).c_str());
     else logf(LogLevel::Warning, "%s: virtq %u recovered (re-created, RDY)", name.c_str(), ring);
-}
-
-bool Device::wait_events_handled(uint64_t n, std::chrono::milliseconds timeout) {
-    return impl_->recovery && impl_->recovery->wait_handled(n, timeout);
 }
 
 }  // namespace mlx5async::core

@@ -1,0 +1,43 @@
+#include "dirty_log.hpp"
+
+#include "common/prm/mkey.hpp"
+
+namespace mlx5async::core {
+
+bool DirtyLogging::registered(const DirtyLog& log) const {
+    const auto& lr = mem_.regions;
+    return !lr.empty() && lr[0].host_addr == log.host_addr && lr[0].size == log.size &&
+           log_.log_page == log.log_page;
+}
+
+// A umem over vhost's mapping of the log and a direct mkey addressed by its
+// host address (the virtqs' dirty_bitmap_addr).
+Result<void> DirtyLogging::turn_on(const DirtyLog& log) {
+    if (!registered(log)) {
+        MemRegistration reg;
+        reg.regions = {MemRegion{log.host_addr, log.size, log.host_addr}};
+        auto u = devx::Umem::reg_existing(ctx_, reinterpret_cast<void*>(uintptr_t(log.host_addr)), log.size);
+        MLX5A_CHECK(u);
+        reg.umems.push_back(std::move(*u));
+        devx::DevxObj obj;
+        auto mk = mkeys_.create_mkey(
+            prm::direct_mkey_attr(reg.umems.back().id(), 0, log.host_addr, log.size, pdn_), obj,
+            BatchKind::DirtyLog);
+        MLX5A_CHECK(mk);
+        reg.direct.push_back(std::move(obj));
+        reg.mkey = *mk;
+        if (!mem_.empty()) retired_.push_back(std::move(mem_));
+        mem_ = std::move(reg);
+    }
+    on_ = true;
+    log_ = log;
+    return {};
+}
+
+void DirtyLogging::forget() {
+    on_ = false;
+    if (!mem_.empty()) retired_.push_back(std::move(mem_));
+    mem_ = {};
+}
+
+}  // namespace mlx5async::core

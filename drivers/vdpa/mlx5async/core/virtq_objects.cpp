@@ -1,0 +1,185 @@
+// The virtqs' firmware objects: their umems and counters, their event QPs,
+// the CREATE, and their destruction. Each step adds its commands to a batch
+// the caller may share (device_start.cpp runs them beside the memory's) and
+// then takes its results; the virtq table records what the firmware did.
+#include <algorithm>
+
+#include "common/base/log_sink.hpp"
+#include "common/prm/counters.hpp"
+#include "common/prm/general_obj.hpp"
+#include "common/prm/opcodes.hpp"
+#include "common/prm/status.hpp"
+#include "device_impl.hpp"
+
+namespace mlx5async::core {
+
+prm::VirtqAttr Device::Impl::base_attr(const Vq& vq, uint16_t size) const {
+    prm::VirtqAttr a;
+    a.queue_index = vq.index;
+    a.queue_size = size;
+    a.virtio_q_type = prm::VirtqType::SPLIT;
+    a.event_mode = prm::EventMode::NO_MSIX;
+    if (uint32_t qpn = irqs.fw_qpn(vq.index)) {  // the device messages this QP, we write the callfd
+        a.event_mode = prm::EventMode::QP;
+        a.event_qpn_or_msix = qpn;
+    }
+    a.pd = transport.pdn();
+    a.offload_type = vcaps.eth_frame_offload_type ? 0 : 1;
+    for (int n = 0; n < 3; n++)
+        a.umem[n] = {vq.umem[n].id(), uint32_t(vq.umem[n].size()), 0};
+    a.counter_set_id = vq.counters.obj_id();
+    if (vq.index & 1) a.tisn_or_qpn = transport.tisn();  // TX queues send through the TIS
+    return a;
+}
+
+// The event QPs of `rings` that have none (a virtq names its firmware QP at
+// CREATE).
+Result<void> Device::Impl::ensure_event_qps(std::span<const uint16_t> rings, uint16_t size) {
+    return irqs.ensure(rings, size, cmds->engine(), ctx, transport.pdn(), cmds->timeout(), late_umem_mem);
+}
+
+// Creates the objects of `rings` that do not exist (or exist with another
+// ring size): one batch of their umems and counter objects, their event
+// QPs, then one batch of virtq CREATEs. Objects end in INIT.
+Result<void> Device::Impl::ensure_objects(std::span<const uint16_t> rings, uint16_t size) {
+    auto o = plan_objects(rings, size);
+    MLX5A_CHECK(o);
+    if (o->rings.empty()) return {};
+    std::vector<ObjectBuild> objs;
+    objs.push_back(std::move(*o));
+    Result<void> no_memory = {};
+    return first_error(make_objects(objs, nullptr, no_memory), no_memory);
+}
+
+// The rings of `rings` that need an object of this size; objects of
+// another size, or in ERR, are destroyed first (one batch).
+Result<ObjectBuild> Device::Impl::plan_objects(std::span<const uint16_t> rings, uint16_t size) {
+    ObjectBuild o;
+    o.size = size;
+    devx::Batch destroys;
+    for (uint16_t r : rings) {
+        Vq& vq = vqs.at(r);
+        // An object in ERR can only be destroyed (recovery re-creates it).
+        if (vq.phase() != VqPhase::Absent && vq.size == size && vq.phase() != VqPhase::Error &&
+            !vq.needs_recreation())
+            continue;
+        if (vq.obj) {
+            vqs.mark_for_recreation(vq);  // until its destroy succeeded
+            destroys.add(devx::Command::destroy(std::move(vq.obj), r));
+        }
+        o.rings.push_back(r);
+    }
+    MLX5A_CHECK(destroy_virtqs(std::move(destroys)));
+    return o;
+}
+
+// One batch of virtq DESTROYs; a virtq whose destroy failed keeps its object
+// (and its re-creation marker: it is destroyed again next time).
+Result<void> Device::Impl::destroy_virtqs(devx::Batch&& destroys) {
+    if (destroys.empty()) return {};
+    // A late command may still address these objects: it is waited for first
+    // (bounded by timeout_ms). A destroy that still races one fails as the
+    // kernel's object lock makes it (EBUSY) and is kept.
+    if (cmds->late_commands() > 0) (void)cmds->drain();
+    auto res = cmds->run(std::move(destroys), BatchKind::Setup, nullptr);
+    Result<void> first = {};
+    for (auto& e : res.entries) {
+        Vq& vq = vqs[e.queue];
+        if (e.ok()) {
+            first = first_error(first, vqs.destroyed(vq));
+            continue;
+        }
+        vq.obj = std::move(e.steps[0].obj);
+        first = first_error(first, unexpected(e.steps[0].error()));
+    }
+    return first;
+}
+
+// What a virtq object names at CREATE: its three umems and its counters
+// object (with interrupts also its event QP: ensure_event_qps).
+Result<void> Device::Impl::add_virtq_resources(ObjectBuild& o, devx::Batch& b) {
+    const bool with_counters = gcaps.has_obj_type(uint16_t(prm::ObjType::VIRTIO_Q_COUNTERS));
+    o.umems_at = b.size();
+    o.umem_of.clear();
+    for (uint16_t r : o.rings) {
+        Vq& vq = vqs[r];
+        for (int n = 0; n < 3; n++) {
+            const uint64_t sz = std::max<uint64_t>(vcaps.umem_size(n, o.size), 1);
+            if (vq.umem[n].size() >= sz && vq.umem[n].id()) continue;
+            vq.umem[n].reset();  // too small: deregistered before its memory goes
+            auto mem = devx::PageBuffer::alloc(sz);
+            MLX5A_CHECK(mem);
+            vq.umem_mem[n] = std::move(*mem);
+            b.add(devx::Command::reg_umem(ctx, vq.umem_mem[n].data(), sz, IBV_ACCESS_LOCAL_WRITE, r));
+            o.umem_of.emplace_back(r, n);
+        }
+    }
+    o.counters_at = b.size();
+    for (uint16_t r : o.rings) {
+        if (!with_counters || vqs[r].counters) continue;
+        std::vector<std::byte> in(prm::kCountersCreateInBytes);
+        prm::encode_create_counters(in);
+        b.add(devx::Command::create_obj(ctx, std::move(in), prm::kGeneralObjOutHdrBytes, r));
+    }
+    o.counters = b.size() - o.counters_at;
+    return {};
+}
+
+Result<void> Device::Impl::take_virtq_resources(ObjectBuild& o, devx::BatchResult& res) {
+    Result<void> first = {};
+    for (size_t i = 0; i < o.umem_of.size(); i++) {
+        auto [r, n] = o.umem_of[i];
+        auto& s = res.entries.at(o.umems_at + i).steps.at(0);
+        if (s.ok()) {
+            vqs[r].umem[n] = std::move(s.umem);
+            continue;
+        }
+        // Unanswered: the registration may still complete over it.
+        if (s.state != devx::StepState::Failed) late_umem_mem.push_back(std::move(vqs[r].umem_mem[n]));
+        if (first) {
+            Error e = s.error();
+            e.what = "virtq " + std::to_string(r) + " umem " + std::to_string(n + 1) + ": " +
+                     prm::describe(e);
+            first = unexpected(std::move(e));
+        }
+    }
+    for (size_t i = 0; i < o.counters; i++) {
+        auto& e = res.entries.at(o.counters_at + i);
+        if (e.ok()) vqs[e.queue].counters = std::move(e.steps[0].obj);
+        else first = first_error(first, unexpected(e.steps.back().error()));
+    }
+    return first;
+}
+
+Result<void> Device::Impl::add_virtq_creates(ObjectBuild& o, devx::Batch& b) {
+    o.creates_at = b.size();
+    for (uint16_t r : o.rings) {
+        auto c = devx::Command::create_virtq(ctx, base_attr(vqs[r], o.size), r);
+        MLX5A_CHECK(c);
+        b.add(std::move(*c));
+    }
+    return {};
+}
+
+// The objects end in INIT, subscribed to their error events.
+Result<void> Device::Impl::take_virtq_creates(ObjectBuild& o, devx::BatchResult& res) {
+    Result<void> first = {};
+    for (size_t i = 0; i < o.rings.size(); i++) {
+        auto& e = res.entries.at(o.creates_at + i);
+        Vq& vq = vqs[e.queue];
+        if (!e.ok()) {
+            if (first) first = unexpected(e.steps.back().error());
+            continue;
+        }
+        first = first_error(first, vqs.created(vq, std::move(e.steps[0].obj), o.size, base_attr(vq, o.size)));
+        if (events.get()) {
+            const uint16_t ev[] = {prm::kEventObjectChange};
+            auto sub = events.subscribe(vq.obj, ev, vq.index);
+            if (!sub) logf(LogLevel::Warning, "%s: virtq %u: no error events: %s", name.c_str(),
+                           vq.index, prm::describe(sub.error()).c_str());
+        }
+    }
+    return first;
+}
+
+}  // namespace mlx5async::core
