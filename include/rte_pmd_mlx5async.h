@@ -79,6 +79,10 @@ struct rte_pmd_mlx5async_ledger {
 	uint32_t regions_registered; /* memory regions registered by the start (0: reused) */
 	int32_t notifiers_rc;   /* rte_vhost_host_notifier_ctrl result (when tried) */
 	uint8_t notifiers_tried;/* 0: no doorbell page, or not answered yet */
+	/* The start dev_conf posted failed (it runs after dev_conf returned):
+	 * a negative errno, 0 when it did not fail; the cause is in the log and
+	 * in telemetry's ledger (start_error). */
+	int32_t start_rc;
 };
 
 /* Firmware virtq state as last known by the driver (PRM values), or NONE. */

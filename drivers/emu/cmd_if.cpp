@@ -8,6 +8,7 @@
 #include "common/prm/opcodes.hpp"
 #include "common/prm/status.hpp"
 #include "events.hpp"
+#include "pin_pool.hpp"
 #include "syndrome.hpp"
 
 namespace mlx5async::emu {
@@ -38,6 +39,7 @@ CommandInterface::CommandInterface(const Profile& p, Clock& clock, Trace& trace,
                                    uint32_t dev_index)
     : profile_(p),
       clock_(clock),
+      pins_(p.clock == ClockKind::Steady ? PinPool::host() : own_pins_),
       trace_(trace),
       free_slots_(p.cmd_slots),
       throttle_free_(p.max_inflight),
@@ -47,9 +49,10 @@ CommandInterface::CommandInterface(const Profile& p, Clock& clock, Trace& trace,
 
 CommandInterface::~CommandInterface() { shutdown(); }
 
-// The command's own time: its fixed latency, plus the pages the kernel pins
-// or unpins for a umem (charged while the command holds its slot).
-int64_t CommandInterface::latency_ns(const CmdDesc& d) {
+// The command's own time: its fixed latency (`pin` 0), or for a umem the
+// pages the kernel pins or unpins (`pin` 1: host CPU work, booked on the
+// host's pin pool while the command holds its slot).
+int64_t CommandInterface::latency_ns(const CmdDesc& d, bool pin) {
     const Timing& t = profile_.timing;
     uint32_t us = t.general_us;
     double page_ns = 0;
@@ -64,18 +67,20 @@ int64_t CommandInterface::latency_ns(const CmdDesc& d) {
     case Opcode::DESTROY_MKEY: us = t.mkey_us; break;
     default: break;
     }
-    double ns = double(us) * 1000.0 + double(d.pages) * page_ns;
-    if (t.jitter_pct) {
+    double ns = pin ? double(d.pages) * page_ns : double(us) * 1000.0;
+    if (t.jitter_pct && ns > 0) {
         std::uniform_real_distribution<double> u(-1.0, 1.0);
         ns *= 1.0 + u(rng_) * double(t.jitter_pct) / 100.0;
     }
     return int64_t(ns);
 }
 
-// Under mu_: when a command started at start_ns completes. Its translation
-// entries are written after its own time, on the lane free first.
+// Under mu_: when a command started at start_ns completes: its pinning on
+// the host's pool, its fixed time, then its translation entries, written on
+// the lane free first.
 int64_t CommandInterface::due_ns(const CmdDesc& d, int64_t start_ns, int64_t extra_ns) {
-    int64_t due = start_ns + latency_ns(d) + extra_ns;
+    const int64_t pinned = pins_.book(start_ns, latency_ns(d, true), profile_.timing.pin_cpus);
+    int64_t due = pinned + latency_ns(d, false) + extra_ns;
     if (d.entries == 0 || profile_.timing.mtt_lanes == 0) return due;
     if (lane_free_ns_.size() != profile_.timing.mtt_lanes) lane_free_ns_.assign(profile_.timing.mtt_lanes, 0);
     int64_t& lane = *std::min_element(lane_free_ns_.begin(), lane_free_ns_.end());

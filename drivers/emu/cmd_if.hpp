@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "clock.hpp"
+#include "pin_pool.hpp"
 #include "profile.hpp"
 #include "trace.hpp"
 
@@ -90,7 +91,7 @@ private:
     struct Pending;
     using PendingPtr = std::shared_ptr<Pending>;
 
-    int64_t latency_ns(const CmdDesc& d);
+    int64_t latency_ns(const CmdDesc& d, bool pin);
     int64_t due_ns(const CmdDesc& d, int64_t start_ns, int64_t extra_ns);
     PendingPtr admit(const CmdDesc& d, CmdTiming t, CmdFn fn, bool async);
     void grant_slots(bool* wake_fw = nullptr);
@@ -102,6 +103,8 @@ private:
 
     const Profile& profile_;
     Clock& clock_;
+    PinPool own_pins_;  // a manual clock's: its times are its own
+    PinPool& pins_;     // the host's (steady clock) or own_pins_
     Trace& trace_;
     mutable std::mutex mu_;  // everything below
     std::condition_variable cv_;           // state changed: observers (tests)

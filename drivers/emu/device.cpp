@@ -123,9 +123,7 @@ Result<void> Device::kick(uint32_t obj_id) {
     std::lock_guard lk(state_.mu);
     auto vq = state_.virtqs.find(obj_id);
     if (!vq) return unexpected(vq.error());
-    ++vq->kicks.total;
-    if (vq->state() == prm::VirtqState::RDY) ++vq->kicks.delivered;
-    else if (vq->state() != prm::VirtqState::ERR) ++vq->kicks.pending;
+    vq->kicks.rung(vq->state(), profile_.replay_early_kicks);
     if (vq->state() == prm::VirtqState::RDY) datapath_->notify();
     return {};
 }

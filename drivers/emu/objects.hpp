@@ -123,12 +123,25 @@ struct IrqCounters {
 };
 
 // Doorbells of one virtq. While SUSPEND (or INIT) kicks are recorded and
-// replayed on the transition to RDY (vdpa_sim's pending_kick).
+// replayed on the transition to RDY (vdpa_sim's pending_kick), unless the
+// profile forgets them (early_kicks=drop: a device the driver must kick
+// again once the ring runs).
 struct KickCounters {
     uint64_t total = 0;      // doorbells rung
     uint64_t pending = 0;    // recorded while not RDY, not yet replayed
     uint64_t replayed = 0;   // pending kicks replayed on entering RDY
     uint64_t delivered = 0;  // kicks the datapath saw (in RDY or replayed)
+    uint64_t dropped = 0;    // not RDY, and the profile forgets them (early_kicks=drop)
+
+    // One doorbell for a virtq in `state` (`replay`: the profile keeps kicks
+    // that come before RDY).
+    void rung(prm::VirtqState state, bool replay) {
+        ++total;
+        if (state == prm::VirtqState::RDY) ++delivered;
+        else if (state == prm::VirtqState::ERR) return;
+        else if (replay) ++pending;
+        else ++dropped;
+    }
 };
 
 // What the loopback saw of the frames a TX virtq sent (the emulator's own

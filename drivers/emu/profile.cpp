@@ -87,6 +87,7 @@ Result<void> apply_key(Profile& p, std::string_view k, std::string_view v) {
         {"mtt_ns", &p.timing.mtt_ns, 1'000'000},         {"mtt_lanes", &p.timing.mtt_lanes, 1024},
         {"mkey_us", &p.timing.mkey_us, 10'000'000},
         {"mtu", &p.mtu, 65535 - prm::kEthHardMtuOverhead},
+        {"pin_cpus", &p.timing.pin_cpus, 4096},
     };
     for (const auto& key : keys)
         if (k == key.name) return set_u32(*key.dst, k, v, key.max);
@@ -106,6 +107,12 @@ Result<void> apply_key(Profile& p, std::string_view k, std::string_view v) {
         auto n = parse_uint(k, v);
         if (!n) return unexpected(n.error());
         p.seed = *n;
+        return {};
+    }
+    if (k == "early_kicks") {
+        if (v == "replay") p.replay_early_kicks = true;
+        else if (v == "drop") p.replay_early_kicks = false;
+        else return fail(Errc::InvalidArgument, "emu spec: early_kicks must be replay or drop");
         return {};
     }
     if (k == "clock") {

@@ -26,6 +26,10 @@ struct Timing {
     uint32_t unpin_ns = 10;     // per backing page released by umem_dereg (estimate)
     uint32_t mtt_ns = 12;       // per MTT/KLM entry the firmware writes (calibrated)
     uint32_t mtt_lanes = 4;     // translation-writing commands the firmware runs at once (estimate)
+    // Host CPUs pinning umem pages, shared by every emulated device of the
+    // process (0: as many as commands; pin_pool.hpp). 32: a large host's
+    // cores left to the switch.
+    uint32_t pin_cpus = 32;
     uint32_t mkey_us = 40;      // CREATE_MKEY / DESTROY_MKEY, fixed part (estimate)
     // A command the firmware never answers fails after this, as mlx5_core's
     // command timeout (MLX5_CMD_TIMEOUT_MSEC, 60 s) fails it with ETIMEDOUT.
@@ -50,6 +54,10 @@ struct Profile {
     // hugepages without reserving them (benchmarks; hugetlbfs memory always
     // counts in its own pages).
     uint32_t shared_page_kib = 4;
+    // A doorbell for a virtq not yet RDY is kept and replayed when it turns
+    // RDY (vdpa_sim's pending_kick), or forgotten (early_kicks=drop: what the
+    // driver must not depend on, since hardware need not keep it).
+    bool replay_early_kicks = true;
     ClockKind clock = ClockKind::Steady;
     uint64_t seed = 1;
 };
@@ -59,7 +67,8 @@ Result<Profile> builtin_profile(std::string_view name);
 
 // "profile[,key=value...]". Keys: modify_us query_us create_us destroy_us
 // umem_us general_us pin_ns unpin_ns mtt_ns mtt_lanes mkey_us cmd_timeout_ms
-// jitter_pct max_inflight cmd_slots max_virtqs mtu shared_page_kib=4|2048|1048576
+// jitter_pct max_inflight cmd_slots max_virtqs mtu shared_page_kib=4|2048|1048576 pin_cpus
+// early_kicks=replay|drop
 // freeze_to_rdy clock=steady|manual seed. Unknown keys and bad values are
 // InvalidArgument.
 Result<Profile> parse_spec(std::string_view spec);

@@ -178,9 +178,7 @@ void Datapath::count_kicks(const std::vector<std::pair<uint32_t, uint16_t>>& run
         const uint16_t q = ring_q;
         st_.virtqs.for_each([&](uint32_t, VirtqObj& v) {
             if (v.ctx != ctx || v.attr.queue_index != q) return;
-            ++v.kicks.total;  // as Device::kick: replayed on entering RDY
-            if (v.state() == prm::VirtqState::RDY) ++v.kicks.delivered;
-            else if (v.state() != prm::VirtqState::ERR) ++v.kicks.pending;
+            v.kicks.rung(v.state(), st_.profile.replay_early_kicks);  // as Device::kick
         });
     }
 }

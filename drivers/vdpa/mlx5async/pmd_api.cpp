@@ -198,6 +198,7 @@ int rte_pmd_mlx5async_get_ledger(rte_vdpa_device* dev, rte_pmd_mlx5async_ledger*
         l->regions_registered = s.regions;
         l->notifiers_rc = s.notifiers_rc;
         l->notifiers_tried = s.notifiers_tried;
+        l->start_rc = s.start_rc;
         return 0;
     });
 }

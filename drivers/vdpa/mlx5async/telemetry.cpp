@@ -146,6 +146,9 @@ int tel_ledger(const char*, const char* params, rte_tel_data* d) {
     rte_tel_data_add_dict_u64(d, "regions_registered", s.regions);
     rte_tel_data_add_dict_int(d, "notifiers_rc", s.notifiers_rc);
     rte_tel_data_add_dict_u64(d, "notifiers_tried", s.notifiers_tried);
+    // A start that failed after dev_conf returned (0 and "": none).
+    rte_tel_data_add_dict_int(d, "start_rc", s.start_rc);
+    rte_tel_data_add_dict_string(d, "start_error", s.start_error.c_str());
     return 0;
 }
 

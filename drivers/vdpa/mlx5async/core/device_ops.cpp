@@ -71,7 +71,7 @@ auto post_start(Device::Impl& d, const GuestConfig& g, Device::StartDone done) {
     const uint64_t seq = d.ledger.snapshot().start_seq;
     return d.strand->post([&d, snap = std::move(snap), owned, done = std::move(done), seq]() {
         Result<void> r = d.configure(snap, seq);
-        if (!r) d.ledger.start_failed(seq, -to_errno(r.error()), prm::describe(r.error()));
+        if (!r) d.ledger.start_failed(seq, to_errno(r.error()), prm::describe(r.error()));
         d.publish();
         if (done) done(r);
         return r;

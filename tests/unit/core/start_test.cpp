@@ -1,0 +1,176 @@
+// dev_conf's start on the device's strand (device.hpp, start()): it returns
+// before the rings run, a ring the guest kicked before it ran is kicked by
+// the driver, a start that fails afterwards is in the ledger and the next
+// one tries again, two devices start side by side, a frontend that leaves
+// while its start is queued leaves nothing behind.
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+
+#include "core_fixture.hpp"
+
+namespace mlx5async::core {
+namespace {
+
+using testing_support::Fixture;
+using testing_support::GuestRing;
+using testing_support::kBufGpa;
+using testing_support::kDescWrite;
+using namespace std::chrono_literals;
+
+// The result a start's `done` reported, waited for.
+struct Done {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::optional<Result<void>> r;
+    Device::StartDone fn() {
+        return [this](const Result<void>& res) {
+            std::lock_guard lk(mu);
+            r = res;
+            cv.notify_all();
+        };
+    }
+    Result<void> wait() {
+        std::unique_lock lk(mu);
+        EXPECT_TRUE(cv.wait_for(lk, 60s, [&] { return r.has_value(); })) << "no start result";
+        return r.value_or(Result<void>(fail(Errc::Timeout, "no start result")));
+    }
+    bool has() {
+        std::lock_guard lk(mu);
+        return r.has_value();
+    }
+};
+
+using Start = Fixture;
+
+// On a manual clock a MODIFY waits until the test moves time: the start has
+// been posted and dev_conf's call returned while no ring is RDY.
+TEST_F(Start, ReturnsBeforeTheRingsRunAndTheyRunAfter) {
+    emu_extra = ",clock=manual,modify_us=1000";
+    open("cx7", 2);
+    enable_all(4);
+    Done d;
+    ASSERT_TRUE(dev->start(guest(4), d.fn()));
+    EXPECT_FALSE(d.has());
+    EXPECT_EQ(phases(4), std::vector<VqPhase>(4, VqPhase::Init));
+    EXPECT_GE(dev->backlog(), 1u);
+    while (!d.has()) {  // each wave of MODIFYs is due 1 ms after it started
+        emu_dev().advance_clock(1ms);
+        std::this_thread::yield();
+    }
+    ASSERT_TRUE(d.wait());
+    EXPECT_EQ(phases(4), std::vector<VqPhase>(4, VqPhase::Ready));
+}
+
+// A device that forgets doorbells for a virtq that is not RDY yet
+// (early_kicks=drop): the guest posted a packet and kicked before the start;
+// it flows only because the driver kicks every ring it started.
+TEST_F(Start, AKickBeforeTheRingRanIsNotLost) {
+    emu_extra = ",early_kicks=drop";
+    open("cx7", 1);
+    GuestConfig g = guest_in_ram(2);
+    GuestRing rx{g.vrings[0]}, tx{g.vrings[1]};
+    const uint16_t rx_used = rx.used_idx(), tx_used = tx.used_idx();
+    rx.post(kBufGpa, 2048, kDescWrite);
+    tx.post(kBufGpa + 4096, 12 + 64, 0);
+    ASSERT_TRUE(emu_dev().kick(dev->vq_info()[1].obj_id));  // INIT: forgotten
+    ASSERT_TRUE(emu_dev().kick(dev->vq_info()[0].obj_id));
+    EXPECT_EQ(fw(1).kicks.dropped, 1u);
+    enable_all(2);
+    ASSERT_TRUE(dev->configure(g));
+    ASSERT_TRUE(eventually([&] {
+        return rx.used_idx() == uint16_t(rx_used + 1) && tx.used_idx() == uint16_t(tx_used + 1);
+    })) << "the packet posted before the start never moved";
+}
+
+// The start fails after its call returned (a MODIFY refused by the
+// firmware): the cause is in the result and the ledger, that ring stays
+// stopped, the others run, and the next start brings it up.
+TEST_F(Start, AFailureAfterTheCallReturnedIsRecordedAndTheNextStartTriesAgain) {
+    open("cx7", 2);
+    enable_all(4);
+    ASSERT_TRUE(dev->emu_fault("op=modify vq=1 nth=1 status=0x3"));
+    dev->ledger().mark(LedgerPhase::StartRequested);
+    Done d;
+    ASSERT_TRUE(dev->start(guest(4), d.fn()));
+    auto r = d.wait();
+    ASSERT_FALSE(r);
+    EXPECT_NE(prm::describe(r.error()).find("queue 1"), std::string::npos) << prm::describe(r.error());
+    auto s = dev->ledger().snapshot();
+    EXPECT_LT(s.start_rc, 0);
+    EXPECT_NE(s.start_error.find("queue 1"), std::string::npos) << s.start_error;
+    EXPECT_EQ(s.start_rings, 3u);
+    auto p = phases(4);
+    EXPECT_EQ(p[1], VqPhase::Init);
+    EXPECT_EQ(p[0], VqPhase::Ready);
+    // The fault is spent: the next dev_conf starts every ring.
+    dev->ledger().mark(LedgerPhase::StartRequested);
+    ASSERT_TRUE(dev->configure(guest(4)));
+    EXPECT_EQ(phases(4), std::vector<VqPhase>(4, VqPhase::Ready));
+    s = dev->ledger().snapshot();
+    EXPECT_EQ(s.start_rc, 0);
+    EXPECT_TRUE(s.start_error.empty());
+}
+
+// Two devices (each its own firmware): the second's start runs while the
+// first's has not finished, as QEMU's next NIC follows once dev_conf returned.
+TEST(StartTwo, DevicesStartSideBySide) {
+    std::vector<std::unique_ptr<Device>> devs;
+    for (int i = 0; i < 2; i++) {
+        DeviceConfig c;
+        c.emu_spec = std::string("cx7") + testing_support::kFast + ",modify_us=200000";
+        c.queues = 1;
+        c.queue_size = 256;
+        auto d = Device::open(c, testing_support::unique_name());
+        ASSERT_TRUE(d) << to_string(d.error());
+        for (uint16_t r = 0; r < 2; r++) (*d)->set_vring_state(r, true);
+        devs.push_back(std::move(*d));
+    }
+    GuestConfig g;
+    g.features = vfeat::VERSION_1;
+    for (uint16_t i = 0; i < 2; i++) {
+        VringConfig v;
+        v.index = i;
+        v.size = 256;
+        v.desc_gpa = 0x100000 + i * 0x10000;
+        v.avail_gpa = v.desc_gpa + 0x1000;
+        v.used_gpa = v.desc_gpa + 0x2000;
+        g.vrings.push_back(v);
+    }
+    Done d[2];
+    for (int i = 0; i < 2; i++) {
+        devs[i]->ledger().mark(LedgerPhase::StartRequested);
+        ASSERT_TRUE(devs[i]->start(g, d[i].fn()));
+    }
+    ASSERT_TRUE(d[0].wait());
+    ASSERT_TRUE(d[1].wait());
+    auto a = devs[0]->ledger().snapshot(), b = devs[1]->ledger().snapshot();
+    auto at = [](const LedgerSnapshot& s, LedgerPhase p) { return s.at[size_t(p)].mono_ns; };
+    // Each start is one wave of 200 ms MODIFYs: they overlap.
+    EXPECT_LT(at(b, LedgerPhase::StartRequested), at(a, LedgerPhase::AllReady));
+    EXPECT_LT(at(a, LedgerPhase::StartRequested), at(b, LedgerPhase::AllReady));
+}
+
+// The frontend leaves (dev_cleanup) while its start is still queued: the
+// cleanup runs after it, and leaves the device as before the start: no mkey,
+// no umem of guest memory, the virtqs suspended.
+TEST_F(Start, AFrontendLeavingWhileItsStartIsQueuedLeavesNothing) {
+    emu_extra = ",modify_us=50000";
+    open("cx7", 2);
+    const auto base = emu_dev().object_counts();
+    enable_all(4);
+    Done d;
+    ASSERT_TRUE(dev->start(guest_in_ram(4), d.fn()));
+    dev->cleanup();  // posted behind the start: waits for it
+    ASSERT_TRUE(d.wait());
+    const auto c = emu_dev().object_counts();
+    EXPECT_EQ(c.mkeys, 0u);
+    EXPECT_EQ(c.umems, base.umems);
+    EXPECT_EQ(c.virtqs, base.virtqs);
+    for (uint16_t i = 0; i < 4; i++) EXPECT_EQ(fw(i).state, prm::VirtqState::SUSPEND) << i;
+}
+
+}  // namespace
+}  // namespace mlx5async::core
