@@ -1,8 +1,12 @@
 // The destination's start of a migration: from dev_conf entry to every
 // virtq RDY, guest-memory registration included, for guests of 4 .. 1024
-// GiB on 1 and 4 devices x 32 virtqs, sequential (DPDK 22.11's order:
-// regions one by one, then virtqs one by one) and async. The devices start
-// one after another, as DPDK's single vhost thread runs their dev_conf.
+// GiB on 1 to 8 devices x 32 virtqs, sequential (DPDK 22.11's order:
+// regions one by one, then virtqs one by one) and async. Starts "serial":
+// one device after another, each dev_conf waiting for its start (what
+// DPDK's single vhost thread did when dev_conf ran the start); "concurrent":
+// every device's dev_conf posts its start and returns, and the starts run
+// side by side on the devices' strands (each device its own firmware, the
+// host's pinning CPUs shared: the emulator's pin_cpus).
 // Guest memory is one sparse memfd: nothing is touched but the rings; rows
 // with page_kib 2048 or 1048576 count its pages as 2 MiB or 1 GiB hugepages
 // (the emulator's shared_page_kib), as a hugepage-backed guest pins them.
@@ -11,7 +15,8 @@
 //
 // ideal_ms is the model's own limit for the work (doc/emulator.md, "Memory
 // registration"): per device, the chunks' umems (pinning in parallel on the
-// max_inflight chains of registrations, their MTTs on `mtt_lanes` lanes),
+// max_inflight chains of registrations, on the host's pin_cpus shared by the
+// devices pinning at once, their MTTs on each device's `mtt_lanes` lanes),
 // the direct mkeys (waves of the command slots), the indirect mkey, then
 // the virtqs' MODIFY to RDY (waves of the throttle); sequential: the sum of
 // all, over whole regions. Virtqs created at the start add, for async, the
@@ -26,6 +31,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <mutex>
 #include <map>
 #include <memory>
 #include <string>
@@ -126,15 +133,20 @@ VirtqPath virtq_path(const emu::Profile& p, double rings, double slots_left) {
 // The model's limit for starting one device with this guest (ns): the
 // chunks the core registers (whole regions for sequential), see the header.
 // `unshared`: the virtqs' work after the memory's instead of beside it.
+// `pinning`: devices registering at once, sharing the host's pin CPUs.
 double ideal_device_ns(const emu::Profile& p, const GuestConfig& g, bool sequential, bool precreated,
-                       bool unshared = false) {
+                       bool unshared = false, uint32_t pinning = 1) {
     const emu::Timing& t = p.timing;
     const double page = double(p.shared_page_kib) * 1024;  // what the guest's memfd counts in
     double own_sum = 0, own_max = 0, mtt = 0, chunks = 0, klm = double(g.mem.size() - 1);  // holes
+    double pin_max = 0, pin_sum = 0;
     for (const core::MemChunk& c : core::chunks_of(g.mem, sequential)) {
-        const double pages = std::ceil(double(c.size) / page), own = t.umem_us * 1e3 + pages * t.pin_ns;
+        const double pages = std::ceil(double(c.size) / page), pin = pages * t.pin_ns;
+        const double own = t.umem_us * 1e3 + pin;
         own_sum += own;
         own_max = std::max(own_max, own);
+        pin_max = std::max(pin_max, pin);
+        pin_sum += pin;
         mtt += pages * t.mtt_ns;
         chunks += 1;
         klm += std::ceil(double(c.size) / double(2ull << 30));  // KLM entries of at most 2 GiB
@@ -148,7 +160,10 @@ double ideal_device_ns(const emu::Profile& p, const GuestConfig& g, bool sequent
     }
     const double lanes = std::max<uint32_t>(1, t.mtt_lanes);
     const double chains = std::min<double>(chunks, p.max_inflight);
-    const double umems = std::max(std::ceil(chunks / chains) * own_max, own_max + mtt / lanes);
+    double umems = std::max(std::ceil(chunks / chains) * own_max, own_max + mtt / lanes);
+    // Every device's pinning on the host's CPUs (pin_cpus lanes, 0: one each).
+    if (t.pin_cpus && pinning * chains > t.pin_cpus)
+        umems = std::max(umems, pinning * pin_sum / t.pin_cpus + t.umem_us * 1e3);
     const double mkeys = std::ceil(chunks / p.cmd_slots) * t.mkey_us * 1e3;
     const double modify = std::ceil(virtqs / p.max_inflight) * t.modify_us * 1e3;
     if (precreated) return umems + mkeys + indirect + modify;
@@ -160,11 +175,33 @@ double ideal_device_ns(const emu::Profile& p, const GuestConfig& g, bool sequent
     return std::max(umems, v.resources) + v.eqps + std::max(mkeys, v.creates) + indirect + modify;
 }
 
+// Every device's start posted, then waited for: the concurrent starts.
+Result<void> start_all(std::vector<std::unique_ptr<core::Device>>& devs, const GuestConfig& g) {
+    std::mutex mu;
+    std::condition_variable cv;
+    size_t done = 0;
+    Result<void> first = {};
+    for (auto& d : devs) {
+        d->ledger().mark(core::LedgerPhase::StartRequested);
+        auto r = d->start(g, [&](const Result<void>& res) {
+            std::lock_guard lk(mu);
+            if (!res && first) first = res;
+            ++done;
+            cv.notify_all();
+        });
+        if (!r) return r;
+    }
+    std::unique_lock lk(mu);
+    cv.wait(lk, [&] { return done == devs.size(); });
+    return first;
+}
+
 void destination_start(benchmark::State& st, core::Strategy s) {
     const uint64_t gib = uint64_t(st.range(0));
     const uint32_t devices = uint32_t(st.range(1));
     const bool precreated = st.range(2) != 0;
     const uint64_t page_kib = uint64_t(st.range(3));
+    const bool concurrent = st.range(4) != 0;
     // The guest's pages: the memfd's 4 KiB, or hugepages as the model counts them.
     const std::string spec = profile_spec() + (page_kib != 4 ? ",shared_page_kib=" + std::to_string(page_kib) : "");
     auto prof = emu::parse_spec(spec);
@@ -187,8 +224,12 @@ void destination_start(benchmark::State& st, core::Strategy s) {
     BatchTimes times;
     for (auto _ : st) {
         auto t0 = std::chrono::steady_clock::now();
-        for (auto& d : devs)
-            if (auto r = d->configure(g); !r) return st.SkipWithError(to_string(r.error()).c_str());
+        if (concurrent) {
+            if (auto r = start_all(devs, g); !r) return st.SkipWithError(to_string(r.error()).c_str());
+        } else {
+            for (auto& d : devs)
+                if (auto r = d->configure(g); !r) return st.SkipWithError(to_string(r.error()).c_str());
+        }
         times.add(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
         st.PauseTiming();
         for (auto& d : devs) {
@@ -200,7 +241,10 @@ void destination_start(benchmark::State& st, core::Strategy s) {
         st.ResumeTiming();
     }
     const bool seq = s == core::Strategy::Sequential;
-    const double ideal_ms = devices * ideal_device_ns(*prof, g, seq, precreated) / 1e6;
+    // Serial: the devices' starts one after another; concurrent: side by
+    // side, each with its own firmware, the pinning shared.
+    const double ideal_ms = concurrent ? ideal_device_ns(*prof, g, seq, precreated, false, devices) / 1e6
+                                       : devices * ideal_device_ns(*prof, g, seq, precreated) / 1e6;
     if (!precreated && !seq)
         st.counters["unshared_ms"] = devices * ideal_device_ns(*prof, g, seq, false, true) / 1e6;
     st.counters["virtqs_precreated"] = precreated;
@@ -211,6 +255,7 @@ void destination_start(benchmark::State& st, core::Strategy s) {
     st.counters["devices"] = devices;
     st.counters["virtqs_per_device"] = kVirtqs;
     st.counters["page_kib"] = double(page_kib);
+    st.counters["concurrent"] = concurrent;
 }
 
 }  // namespace
@@ -223,13 +268,21 @@ void register_destination() {
         auto* b = benchmark::RegisterBenchmark(name.c_str(), [s](benchmark::State& st) {
             destination_start(st, s);
         });
-        b->ArgNames({"guest_gib", "devices", "precreated", "page_kib"});
+        b->ArgNames({"guest_gib", "devices", "precreated", "page_kib", "concurrent"});
+        const bool async = s == core::Strategy::Async;
         for (long gib : {4, 64, 256, 1024})
-            for (long devices : {1, 4}) b->Args({gib, devices, 1, 4});
-        for (long gib : {4, 64}) b->Args({gib, 1, 0, 4});  // the start also creates the virtqs
+            for (long devices : {1, 4}) b->Args({gib, devices, 1, 4, 0});
+        for (long gib : {4, 64}) b->Args({gib, 1, 0, 4, 0});  // the start also creates the virtqs
         // A guest on 2 MiB and 1 GiB hugepages (the model's page counts).
         for (long gib : {64, 256})
-            for (long page_kib : {2048, 1 << 20}) b->Args({gib, 1, 1, page_kib});
+            for (long page_kib : {2048, 1 << 20}) b->Args({gib, 1, 1, page_kib, 0});
+        // A VM's several NICs: serial against concurrent starts (async only:
+        // 8 sequential starts of 256 GiB take minutes).
+        if (async)
+            for (long devices : {1, 2, 4, 8}) {
+                if (devices != 1 && devices != 4) b->Args({256, devices, 1, 4, 0});
+                b->Args({256, devices, 1, 4, 1});
+            }
         b->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
     }
 }
