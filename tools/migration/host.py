@@ -24,9 +24,9 @@ LOG_LEVELS = ["--log-level", "pmd.vdpa.mlx5async:info", "--log-level", "lib.vhos
 _seq = itertools.count()
 
 # vhost (lib/vhost/vhost_user.c): the GET_VRING_BASE answer, and the base a
-# SET_VRING_BASE stored.
-GET_BASE = re.compile(r"vring base idx:(\d+) file:(\d+)")
-SET_BASE = re.compile(r"vring base idx:(\d+) last_used_idx:(\d+) last_avail_idx:(\d+)")
+# SET_VRING_BASE stored; its lines name the socket: "VHOST_CONFIG: (path) ...".
+GET_BASE = re.compile(r"(?:\((\S+)\) )?vring base idx:(\d+) file:(\d+)")
+SET_BASE = re.compile(r"(?:\((\S+)\) )?vring base idx:(\d+) last_used_idx:(\d+) last_avail_idx:(\d+)")
 # Lines that mean something went wrong: the PMD's own warnings and errors,
 # and vhost's failures (its lines carry no level).
 _BAD = re.compile(r"mlx5async: (error|warning):|fail|error|invalid|mismatch", re.IGNORECASE)
@@ -65,19 +65,27 @@ class Telemetry:
 
 
 class Host(Child):
-    """vdpa-testpmd with `vdev`; its socket is `<workdir>/<name>-vhost0`."""
+    """vdpa-testpmd with `vdev` (one, or a list: a device each,
+    vdpa_mlx5async0, 1 ...); device K's socket is `<workdir>/<name>-vhostK`.
+    The single-device reads (ledger(), vqs() ...) are device 0's unless a
+    device is named."""
 
     def __init__(self, app, workdir, name, vdev, extra_eal=(), eal=EAL):
         self.name = name
         self.prefix = f"mlx5a-mig-{os.getpid()}-{next(_seq)}-{name}"
         iface = os.path.join(workdir, f"{name}-vhost")
-        self.socket = iface + "0"
-        argv = [app] + list(eal) + ["--file-prefix", self.prefix, "--vdev", vdev] + LOG_LEVELS + \
+        vdevs = [vdev] if isinstance(vdev, str) else list(vdev)
+        self.sockets = [iface + str(k) for k in range(len(vdevs))]
+        self.socket = self.sockets[0]
+        self.devices = [v.split(",")[0] for v in vdevs]
+        self.device = self.devices[0]
+        argv = [app] + list(eal) + ["--file-prefix", self.prefix] + \
+            [a for v in vdevs for a in ("--vdev", v)] + LOG_LEVELS + \
             list(extra_eal) + ["--", "--iface", iface, "--auto-start"]
         super().__init__(argv, os.path.join(workdir, f"{name}-host.log"), f"{name}: vdpa-testpmd")
         self.telemetry = Telemetry(self.prefix)
-        self.wait_line(lambda l: "attached to" in l, 60, "socket attached")
-        self.device = "vdpa_mlx5async0"
+        for k in range(len(vdevs)):
+            self.wait_line(lambda l: f": attached to {self.sockets[k]} " in l, 60, f"socket {k} attached")
 
     def lines(self):
         with open(self.log_path, errors="replace") as f:
@@ -109,28 +117,32 @@ class Host(Child):
                 out.append(line)
         return out
 
-    def get_bases(self, since=0):
+    def _socket_of(self, m, k):
+        """Whether a vhost line's socket (group 1, when named) is device k's."""
+        return m.group(1) is None or m.group(1) == self.sockets[k]
+
+    def get_bases(self, since=0, device=0):
         """ring -> base vhost answered GET_VRING_BASE with (the last one)."""
-        return {int(m.group(1)): int(m.group(2))
-                for m in (GET_BASE.search(l) for l in self.lines()[since:]) if m}
+        return {int(m.group(2)): int(m.group(3))
+                for m in (GET_BASE.search(l) for l in self.lines()[since:]) if m and self._socket_of(m, device)}
 
-    def set_bases(self, since=0):
+    def set_bases(self, since=0, device=0):
         """ring -> (last_avail_idx, last_used_idx) vhost stored at SET_VRING_BASE."""
-        return {int(m.group(1)): (int(m.group(3)), int(m.group(2)))
-                for m in (SET_BASE.search(l) for l in self.lines()[since:]) if m}
+        return {int(m.group(2)): (int(m.group(4)), int(m.group(3)))
+                for m in (SET_BASE.search(l) for l in self.lines()[since:]) if m and self._socket_of(m, device)}
 
-    def vqs(self):
+    def vqs(self, device=0):
         """Per virtq with an object: {index: {state, hw_available_index, ...}},
         RDY ones queried live from the device."""
-        t = self.telemetry.query(f"/vdpa_mlx5async/vqs,{self.device}")
+        t = self.telemetry.query(f"/vdpa_mlx5async/vqs,{self.devices[device]}")
         keys = [k for k in t if isinstance(t[k], list)]
         return {t["index"][i]: {k: t[k][i] for k in keys} for i in range(len(t["index"]))}
 
-    def ledger(self):
-        return self.telemetry.query(f"/vdpa_mlx5async/ledger,{self.device}")
+    def ledger(self, device=0):
+        return self.telemetry.query(f"/vdpa_mlx5async/ledger,{self.devices[device]}")
 
-    def info(self):
-        return self.telemetry.query(f"/vdpa_mlx5async/info,{self.device}")
+    def info(self, device=0):
+        return self.telemetry.query(f"/vdpa_mlx5async/info,{self.devices[device]}")
 
     def stop(self, timeout=60):
         """SIGTERM: the app closes its sockets and exits (0 when nothing failed)."""

@@ -10,14 +10,20 @@ import time
 from child import Child
 
 QEMU = "qemu-system-x86_64"
-GUEST_MAC = "52:54:00:12:34:56"
+GUEST_MAC = "52:54:00:12:34:56"  # eth0's; ethK's is mac_of(K)
 MEM_MB = 256
 # virtio-net's host_mtu: QEMU offers VIRTIO_NET_F_MTU (when the backend does)
 # and sends it to the backend (VHOST_USER_NET_SET_MTU).
 MTU = 1500
 
-# What the guest's init prints once a second (tools/guest/init).
-_STATS = re.compile(r"^mlx5a-stats up=([0-9.]+) rxq=(\S*) txq=(\S*)")
+def mac_of(nic):
+    return GUEST_MAC[:-2] + f"{0x56 + nic:02x}"
+
+
+# What the guest's init prints once a second per NIC (tools/guest/init):
+# mlx5a-stats for eth0, mlx5a-statsK for ethK.
+def _stats_re(nic):
+    return re.compile(r"^mlx5a-stats" + (str(nic) if nic else "") + r" up=([0-9.]+) rxq=(\S*) txq=(\S*)")
 
 
 class QmpError(RuntimeError):
@@ -107,20 +113,29 @@ class Vm(Child):
     """One QEMU process. Console and QEMU's own messages go to files in
     `workdir` under `name`; QMP is a unix socket there."""
 
-    def __init__(self, guest_dir, workdir, name, vhost_socket, queue_pairs, incoming=None,
+    def __init__(self, guest_dir, workdir, name, vhost_sockets, queue_pairs, incoming=None,
                  paused=False, page_per_vq=False, mem_mb=MEM_MB, legacy=False, mem_path=None):
-        """`legacy`: a legacy-only virtio-net (no VERSION_1: the guest driver
-        then negotiates ANY_LAYOUT). `mem_path`: the guest's RAM in a file
-        there (a hugetlbfs mount: hugepages), else a memfd."""
+        """A virtio-net NIC on each of `vhost_sockets` (a path, or a list:
+        eth0, eth1 ...), each with `queue_pairs`. `legacy`: legacy-only
+        virtio-net (no VERSION_1: the guest driver then negotiates
+        ANY_LAYOUT). `mem_path`: the guest's RAM in a file there (a
+        hugetlbfs mount: hugepages), else a memfd."""
         self.name = name
         self.console_path = os.path.join(workdir, f"{name}-console.log")
         self.qmp_path = os.path.join(workdir, f"{name}-qmp.sock")
         self.queue_pairs = queue_pairs
-        nic = (f"virtio-net-pci,netdev=n0,mac={GUEST_MAC},vectors=0"  # MSI-X over vhost-user crashes TCG here
-               + f",host_mtu={MTU}"
-               + (",mq=on" if queue_pairs > 1 else "")
-               + (",page-per-vq=on" if page_per_vq else "")
-               + (",disable-modern=on,disable-legacy=off" if legacy else ""))
+        sockets = [vhost_sockets] if isinstance(vhost_sockets, str) else list(vhost_sockets)
+        self.nics = len(sockets)
+        nic_args = []
+        for k, path in enumerate(sockets):
+            nic = (f"virtio-net-pci,netdev=n{k},mac={mac_of(k)},vectors=0"  # MSI-X over vhost-user crashes TCG here
+                   + f",host_mtu={MTU}"
+                   + (",mq=on" if queue_pairs > 1 else "")
+                   + (",page-per-vq=on" if page_per_vq else "")
+                   + (",disable-modern=on,disable-legacy=off" if legacy else ""))
+            nic_args += ["-chardev", f"socket,id=vu{k},path={path}",
+                         "-netdev", f"vhost-user,id=n{k},chardev=vu{k},queues={queue_pairs}",
+                         "-device", nic]
         # vhost-user needs the guest's RAM shared with the backend.
         mem = (f"memory-backend-file,id=mem,size={mem_mb}M,mem-path={mem_path},share=on" if mem_path
                else f"memory-backend-memfd,id=mem,size={mem_mb}M,share=on")
@@ -129,10 +144,8 @@ class Vm(Child):
                 "-numa", "node,memdev=mem",
                 "-kernel", os.path.join(guest_dir, "vmlinuz"),
                 "-initrd", os.path.join(guest_dir, "initrd.gz"),
-                "-append", f"console=ttyS0 quiet panic=-1 mlx5a.qp={queue_pairs}",
-                "-chardev", f"socket,id=vu0,path={vhost_socket}",
-                "-netdev", f"vhost-user,id=n0,chardev=vu0,queues={queue_pairs}",
-                "-device", nic,
+                "-append", f"console=ttyS0 quiet panic=-1 mlx5a.qp={queue_pairs} mlx5a.nics={self.nics}",
+                ] + nic_args + [
                 "-nodefaults", "-display", "none", "-no-reboot",
                 "-serial", f"file:{self.console_path}",
                 "-qmp", f"unix:{self.qmp_path},server=on,wait=off"]
@@ -165,11 +178,12 @@ class Vm(Child):
         with open(self.log_path, errors="replace") as f:
             return f.read().splitlines()
 
-    def stats(self):
-        """Every counters line so far: (uptime, {queue: rx}, {queue: tx})."""
+    def stats(self, nic=0):
+        """Every counters line of NIC `nic` so far: (uptime, {queue: rx}, {queue: tx})."""
         out = []
+        pat = _stats_re(nic)
         for line in self.console():
-            m = _STATS.match(line)
+            m = pat.match(line)
             if not m:
                 continue
             def parse(s):
@@ -191,11 +205,12 @@ class Vm(Child):
                                      "\nQEMU:\n" + "\n".join(self.qemu_messages()[-20:]))
             time.sleep(0.1)
 
-    def wait_stats(self, after, count, timeout):
-        """`count` counters lines beyond the first `after`; returns them all."""
+    def wait_stats(self, after, count, timeout, nic=0):
+        """`count` counters lines of NIC `nic` beyond the first `after`;
+        returns them all."""
         end = time.monotonic() + timeout
         while True:
-            s = self.stats()
+            s = self.stats(nic)
             if len(s) >= after + count:
                 return s
             if not self.alive() or time.monotonic() > end:
@@ -222,13 +237,19 @@ def guest_features(line):
 
 
 def booted(vm, timeout=180):
-    """Waits for the guest's networking: eth0 up with its queue pairs, and
-    two counters lines. Returns the 'up' line."""
-    line = vm.wait_console(lambda l: l.startswith("mlx5a-guest:"), timeout, "guest init")
-    if "error" in line:
-        raise AssertionError(f"{vm.name}: {line}")
-    want = f"combined={vm.queue_pairs}"
-    if want not in line:
-        raise AssertionError(f"{vm.name}: guest has not {want}: {line}")
-    vm.wait_stats(0, 2, timeout)
-    return line
+    """Waits for the guest's networking: every NIC up with its queue pairs,
+    and two counters lines of each. Returns eth0's 'up' line."""
+    lines = []
+    for k in range(vm.nics):
+        tag = "mlx5a-guest" + (str(k) if k else "") + ":"
+        line = vm.wait_console(lambda l: l.startswith(tag) or l.startswith("mlx5a-guest: error"),
+                               timeout, f"guest init of eth{k}")
+        if "error" in line:
+            raise AssertionError(f"{vm.name}: {line}")
+        want = f"combined={vm.queue_pairs}"
+        if want not in line:
+            raise AssertionError(f"{vm.name}: eth{k} has not {want}: {line}")
+        lines.append(line)
+    for k in range(vm.nics):
+        vm.wait_stats(0, 2, timeout, nic=k)
+    return lines[0]

@@ -23,9 +23,14 @@ LEDGER_START = ["start_requested", "memory_registered", "virtqs_created", "all_r
 QEMU_EXPECTED = []
 
 
-def vdev(queue_pairs, strategy, extra=""):
-    return (f"vdpa_mlx5async0,emu=cx7,queues={queue_pairs},queue_size=256,strategy={strategy}" +
+def vdev(queue_pairs, strategy, extra="", index=0):
+    return (f"vdpa_mlx5async{index},emu=cx7,queues={queue_pairs},queue_size=256,strategy={strategy}" +
             (f",{extra}" if extra else ""))
+
+
+def vdevs(devices, queue_pairs, strategy, extra=""):
+    """A device per NIC: vdpa_mlx5async0 .. devices-1."""
+    return [vdev(queue_pairs, strategy, extra, k) for k in range(devices)]
 
 
 class Migration:
@@ -36,8 +41,10 @@ class Migration:
         self.src_host, self.dst_host = src_host, dst_host
         self.src_mark, self.dst_mark = src_mark, dst_mark
         self.info = {}          # the source's final query-migrate
-        self.src_ledger = {}    # the source host's ledger after the stop
+        self.src_ledger = {}    # the source host's ledger after the stop (device 0)
         self.dst_ledger = {}    # the destination host's after the start (empty when paused)
+        self.src_ledgers = []   # every device's, a NIC each
+        self.dst_ledgers = []
         self.src_events = []    # QMP events with their wall times
         self.dst_events = []
 
@@ -66,19 +73,27 @@ class Migration:
         ledger's `phase` (all_ready, announced), on the one wall clock."""
         return (self.dst_ledger[phase + "_wall_ns"] - self.src_ledger["stop_requested_wall_ns"]) / 1e6
 
+    def vm_network_ms(self):
+        """The VM's network downtime over all its NICs: the first source
+        device's stop request to the last destination device's all_ready."""
+        first = min(l["stop_requested_wall_ns"] for l in self.src_ledgers)
+        last = max(l["all_ready_wall_ns"] for l in self.dst_ledgers)
+        return (last - first) / 1e6
+
 
 class Testbed:
     """Hosts (vdpa-testpmd, one emulated cx7 each) in `workdir`, and the
     guests booted or migrated between them. close() ends every process."""
 
     def __init__(self, app, guest_dir, workdir, queue_pairs, legacy=False, mem_path=None,
-                 eal=None, announce_initial=None):
-        """Guests with `queue_pairs`, legacy-only virtio-net with `legacy`,
-        RAM in files under `mem_path` (hugetlbfs) when given; hosts with EAL
-        arguments `eal` (host.EAL: no hugepages); QEMU's announce-initial
-        (ms) set on both sides when given."""
+                 eal=None, announce_initial=None, nics=1):
+        """Guests with `nics` NICs (a device of the host each) of
+        `queue_pairs`, legacy-only virtio-net with `legacy`, RAM in files
+        under `mem_path` (hugetlbfs) when given; hosts with EAL arguments
+        `eal` (host.EAL: no hugepages); QEMU's announce-initial (ms) set on
+        both sides when given."""
         self.app, self.guest_dir, self.workdir = app, guest_dir, workdir
-        self.queue_pairs = queue_pairs
+        self.queue_pairs, self.nics = queue_pairs, nics
         self.legacy, self.mem_path, self.eal = legacy, mem_path, eal
         self.announce_initial = announce_initial
         self.hosts, self.vms = [], []
@@ -90,8 +105,8 @@ class Testbed:
         return h
 
     def _vm(self, host, **kw):
-        vm = Vm(self.guest_dir, self.workdir, f"vm{next(_seq)}", host.socket, self.queue_pairs,
-                legacy=self.legacy, mem_path=self.mem_path, **kw)
+        vm = Vm(self.guest_dir, self.workdir, f"vm{next(_seq)}", host.sockets[:self.nics],
+                self.queue_pairs, legacy=self.legacy, mem_path=self.mem_path, **kw)
         self.vms.append(vm)
         return vm
 
@@ -128,8 +143,8 @@ class Testbed:
         with the guest's announce (its first gratuitous ARP through the
         device, QEMU asking the guest with VIRTIO_NET_F_GUEST_ANNOUNCE)."""
         src_mark, dst_mark = src_host.mark(), dst_host.mark()
-        dst_before = dst_host.ledger()
-        src_before = src_host.ledger()
+        dst_before = [dst_host.ledger(k) for k in range(self.nics)]
+        src_before = [src_host.ledger(k) for k in range(self.nics)]
         dst_vm = self.begin(src_vm, dst_host, paused, page_per_vq, return_path, max_bandwidth)
         dst_vm.up_line = src_vm.up_line  # the same guest, booted once
         m = Migration(src_vm, dst_vm, src_host, dst_host, src_mark, dst_mark)
@@ -145,13 +160,18 @@ class Testbed:
             raise AssertionError(f"migration {m.status}: {m.info.get('error-desc', m.info)}; "
                                  "source QEMU:\n" + "\n".join(src_vm.qemu_messages()[-20:]) +
                                  "\ndestination QEMU:\n" + "\n".join(dst_vm.qemu_messages()[-20:]))
-        m.src_ledger = wait_ledger(src_host, "stop_seq", src_before, "used_rings_logged_ns", end)
+        m.src_ledgers = [wait_ledger(src_host, "stop_seq", src_before[k], "used_rings_logged_ns", end, k)
+                         for k in range(self.nics)]
+        m.src_ledger = m.src_ledgers[0]
         dst_vm.qmp.wait_event(lambda e: e["event"] == "MIGRATION" and
                               e["data"]["status"] == "completed", max(1, end - time.monotonic()))
         if not paused:
             dst_vm.qmp.wait_event(lambda e: e["event"] == "RESUME", max(1, end - time.monotonic()))
-            m.dst_ledger = wait_ledger(dst_host, "start_seq", dst_before, "all_ready_ns", end)
-            m.dst_ledger = wait_ledger(dst_host, "start_seq", dst_before, "announced_ns", end)
+            for k in range(self.nics):
+                wait_ledger(dst_host, "start_seq", dst_before[k], "all_ready_ns", end, k)
+            m.dst_ledgers = [wait_ledger(dst_host, "start_seq", dst_before[k], "announced_ns", end, k)
+                             for k in range(self.nics)]
+            m.dst_ledger = m.dst_ledgers[0]
         m.src_events = list(src_vm.qmp.events)
         m.dst_events = list(dst_vm.qmp.events)
         return m
@@ -163,11 +183,11 @@ class Testbed:
             h.kill()
 
 
-def wait_ledger(host, seq_key, before, phase_key, end):
-    """The host's ledger once it recorded one more stop or start than
+def wait_ledger(host, seq_key, before, phase_key, end, device=0):
+    """The host device's ledger once it recorded one more stop or start than
     `before` and reached `phase_key`."""
     while True:
-        led = host.ledger()
+        led = host.ledger(device)
         if led[seq_key] > before[seq_key] and led[phase_key]:
             return led
         if time.monotonic() > end or not host.alive():

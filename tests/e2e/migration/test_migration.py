@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.join(top, "tools", "migration"))
 import qemu as qemu_mod  # noqa: E402
 from host import hugepage_eal  # noqa: E402
 from hugepages import Hugepages  # noqa: E402
-from session import LEDGER_START, LEDGER_STOP, QEMU_EXPECTED, Testbed, vdev  # noqa: E402
+from session import LEDGER_START, LEDGER_STOP, QEMU_EXPECTED, Testbed, vdev, vdevs  # noqa: E402
 
 PAGE = 4096
 SUSPEND = 2  # PRM virtq state
@@ -57,29 +57,31 @@ KILLED_EXPECTED = HOST_EXPECTED + [r"VHOST_CONFIG: .* (sendmsg|recvmsg) (error|f
                                    r"VHOST_CONFIG: .* vhost read slave message reply failed"]
 
 
-def check_bases(m, rings, started=True):
-    """For every ring: the source's GET_VRING_BASE answer (vhost's log) =
-    the destination's SET_VRING_BASE (when its device `started`) = the
-    suspended device's indexes."""
-    got = m.src_host.get_bases(m.src_mark)
-    put = m.dst_host.set_bases(m.dst_mark)
-    dev = m.src_host.vqs()
+def check_bases(m, rings, started=True, device=0):
+    """For every ring of NIC `device`: the source's GET_VRING_BASE answer
+    (vhost's log) = the destination's SET_VRING_BASE (when its device
+    `started`) = the suspended device's indexes."""
+    got = m.src_host.get_bases(m.src_mark, device)
+    put = m.dst_host.set_bases(m.dst_mark, device)
+    dev = m.src_host.vqs(device)
     for r in range(rings):
-        assert r in got, f"ring {r}: no GET_VRING_BASE answer on the source (got {sorted(got)})"
+        where = f"device {device} ring {r}"
+        assert r in got, f"{where}: no GET_VRING_BASE answer on the source (got {sorted(got)})"
         if started:
-            assert r in put, f"ring {r}: no SET_VRING_BASE on the destination (got {sorted(put)})"
+            assert r in put, f"{where}: no SET_VRING_BASE on the destination (got {sorted(put)})"
             assert put[r] == (got[r], got[r]), \
-                f"ring {r}: source answered {got[r]}, destination set {put[r]}"
+                f"{where}: source answered {got[r]}, destination set {put[r]}"
         v = dev[r]
-        assert v["state"] == SUSPEND, f"ring {r}: source virtq in state {v['state']}, not SUSPEND"
+        assert v["state"] == SUSPEND, f"{where}: source virtq in state {v['state']}, not SUSPEND"
         assert v["hw_available_index"] == got[r], \
-            f"ring {r}: device suspended at avail {v['hw_available_index']}, vhost answered {got[r]}"
+            f"{where}: device suspended at avail {v['hw_available_index']}, vhost answered {got[r]}"
         assert v["hw_used_index"] == got[r], \
-            f"ring {r}: device suspended at used {v['hw_used_index']} (avail {got[r]})"
+            f"{where}: device suspended at used {v['hw_used_index']} (avail {got[r]})"
 
 
-def check_ledgers(m, rings):
-    src, dst = m.src_ledger, m.dst_ledger
+def check_ledgers(m, rings, device=0):
+    src = m.src_ledgers[device] if m.src_ledgers else m.src_ledger
+    dst = m.dst_ledgers[device] if m.dst_ledgers else m.dst_ledger
     times = [src[p + "_ns"] for p in LEDGER_STOP]
     assert all(times) and times == sorted(times), f"source stop phases out of order: {src}"
     assert src["stop_rings"] == rings and src["logged_rings"] == rings, src
@@ -90,30 +92,30 @@ def check_ledgers(m, rings):
         assert dst["start_rings"] == rings, dst
 
 
-def check_announce(m):
+def check_announce(m, device=0):
     """The guest announced itself through the destination device after its
     RESUME: QEMU asked it to (GUEST_ANNOUNCE), its gratuitous ARP left a TX
     virtq (the ledger's announced, the virtq's announce_frames), and QEMU
     did not fall back to asking the backend for a RARP."""
-    led = m.dst_ledger
+    led = m.dst_ledgers[device] if m.dst_ledgers else m.dst_ledger
     assert led["announced_ns"], f"no announce through the destination device: {led}"
     assert led["announced_ns"] >= led["all_ready_ns"], led
     assert led["announced_wall_ns"] / 1e9 >= m.resume_time(), \
         f"announced at {led['announced_wall_ns'] / 1e9:.6f}, before RESUME at {m.resume_time():.6f}"
-    vqs = m.dst_host.vqs()
+    vqs = m.dst_host.vqs(device)
     sent = {r: v["announce_frames"] for r, v in vqs.items() if v["announce_frames"]}
     assert sent and all(r % 2 for r in sent), f"announce frames per ring: {sent}"
     rarp = [l for l in m.dst_vm.qemu_messages() if "fake RARP" in l]
     assert not rarp, f"{m.dst_vm.name}: {rarp}"
 
 
-def check_features(m, kind="modern"):
+def check_features(m, kind="modern", device=0):
     """Every feature the destination device offers was negotiated, with
     vhost (what QEMU acked for the guest) and in the guest's own driver,
     but those this kind of guest never takes (NOT_NEGOTIATED; MQ with one
     queue pair, where QEMU runs mq=off); and the guest has what its
     announce needs (GUEST_ANNOUNCE, CTRL_VQ, STATUS)."""
-    info = m.dst_host.info()
+    info = m.dst_host.info(device)
     offered, acked = info["features"], info["negotiated_features"]
     skip = dict(NOT_NEGOTIATED[kind])
     if m.dst_vm.queue_pairs == 1:
@@ -131,15 +133,17 @@ def totals(line):
 
 
 def check_traffic(vm, lines=3, timeout=120):
-    """The guest's rx keeps growing, and every queue pair whose TX queue
-    sent gets its packets back on its RX queue."""
-    first = len(vm.stats())
-    s = vm.wait_stats(first, lines, timeout)
-    a, b = s[first], s[-1]
-    assert totals(b)[0] > totals(a)[0], f"{vm.name}: rx did not grow: {a} -> {b}"
-    for q in b[2]:
-        if b[2][q] > a[2].get(q, 0):
-            assert b[1].get(q, 0) > a[1].get(q, 0), f"{vm.name}: queue {q} sent but received nothing"
+    """On every NIC the guest's rx keeps growing, and every queue pair whose
+    TX queue sent gets its packets back on its RX queue."""
+    for nic in range(vm.nics):
+        first = len(vm.stats(nic))
+        s = vm.wait_stats(first, lines, timeout, nic)
+        a, b = s[first], s[-1]
+        assert totals(b)[0] > totals(a)[0], f"{vm.name}: eth{nic}: rx did not grow: {a} -> {b}"
+        for q in b[2]:
+            if b[2][q] > a[2].get(q, 0):
+                assert b[1].get(q, 0) > a[1].get(q, 0), \
+                    f"{vm.name}: eth{nic}: queue {q} sent but received nothing"
 
 
 def check_clean(m):
@@ -151,18 +155,21 @@ def check_clean(m):
         assert not msgs, f"{vm.name}: QEMU said:\n" + "\n".join(msgs)
 
 
-def one_migration(bed, strategy, page_per_vq=False):
+def one_migration(bed, strategy, page_per_vq=False, dst_extra=""):
+    """One migration of a VM with bed.nics NICs between two hosts with a
+    device per NIC, and every check on each."""
     qp = bed.queue_pairs
-    src = bed.host("src", vdev(qp, strategy))
-    dst = bed.host("dst", vdev(qp, strategy))
+    src = bed.host("src", vdevs(bed.nics, qp, strategy))
+    dst = bed.host("dst", vdevs(bed.nics, qp, strategy, dst_extra))
     vm = bed.boot(src, page_per_vq=page_per_vq)
     check_traffic(vm, 2)
     m = bed.migrate(vm, src, dst, page_per_vq=page_per_vq)
-    check_bases(m, 2 * qp)
-    check_ledgers(m, 2 * qp)
     check_traffic(m.dst_vm)
-    check_announce(m)
-    check_features(m, "legacy" if bed.legacy else "modern")
+    for k in range(bed.nics):
+        check_bases(m, 2 * qp, device=k)
+        check_ledgers(m, 2 * qp, k)
+        check_announce(m, k)
+        check_features(m, "legacy" if bed.legacy else "modern", k)
     check_clean(m)
     return m
 
@@ -259,6 +266,41 @@ def case_hugepages_dirty_log(a):
         dirty_log(bed)
 
 
+def case_nics(strategy):
+    """A VM with 4 NICs of 4 queue pairs, each a device of its own on both
+    hosts: every NIC's bases, ledgers, traffic, announce and features."""
+    def run(a):
+        with Bed(a, 4, nics=4) as bed:
+            m = one_migration(bed, strategy)
+            print(f"4 NICs migrated: VM network downtime {m.vm_network_ms():.1f} ms")
+    return run
+
+
+def case_nics_overlap(a):
+    """The destination's memory registration slowed (its devices' firmware
+    writes translations slowly: each start is about 1.6 s): the four
+    devices' starts (ledger: start_requested to all_ready) overlap, and the
+    VM's network downtime (the first source device's stop request to the
+    last destination device's all_ready) with 4 NICs stays within 1.5x that
+    of 1 NIC under the same slowing, both measured in this run. Started one
+    after another, as when dev_conf ran the start, 4 NICs took 4 starts."""
+    slow = "emu_mtt_ns=100000"  # 65536 translation entries on 4 lanes: ~1.6 s per device
+    with Bed(a, 4) as bed:
+        one = one_migration(bed, "async", dst_extra=slow)
+    with Bed(a, 4, nics=4) as bed:
+        four = one_migration(bed, "async", dst_extra=slow)
+    spans = [(l["start_requested_wall_ns"], l["all_ready_wall_ns"]) for l in four.dst_ledgers]
+    for i, x in enumerate(spans):
+        for j, y in enumerate(spans[i + 1:], i + 1):
+            assert x[0] < y[1] and y[0] < x[1], \
+                f"devices {i} and {j} started one after the other: {x} and {y} (ns)"
+    d1, d4 = one.vm_network_ms(), four.vm_network_ms()
+    starts = [(b - a) / 1e6 for a, b in spans]
+    print(f"VM network downtime: 1 NIC {d1:.1f} ms, 4 NICs {d4:.1f} ms ({d4 / d1:.2f}x); "
+          f"the 4 starts: " + ", ".join(f"{t:.0f}" for t in starts) + " ms")
+    assert d4 <= 1.5 * d1, f"4 NICs {d4:.1f} ms > 1.5 x 1 NIC {d1:.1f} ms"
+
+
 def case_ping_pong(a):
     """Three migrations back and forth with host notifiers on
     (page-per-vq=on): each host serves the next frontend after its guest
@@ -288,40 +330,74 @@ def case_ping_pong(a):
             assert not bad, f"{h.name}: at shutdown:\n" + "\n".join(bad)
 
 
-def case_kill_during_conf(a):
-    """The destination QEMU gets SIGTERM while its device start runs on slow
-    firmware: QEMU then stops vhost, sending GET_VRING_BASE during our
-    dev_conf, with the host notifiers' slave-channel message pending. QEMU
-    and the host both finish; the host then serves the next frontend: the
-    source resumes and migrates there."""
-    slow = "emu_modify_us=100000,timeout_ms=30000"  # 32 sequential MODIFYs: a 3 s dev_conf
-    with Bed(a, 16) as bed:
-        src = bed.host("src", vdev(16, "async"))
-        dst = bed.host("dst", vdev(16, "sequential", slow))
-        vm = bed.boot(src, page_per_vq=True)
+def case_kill_during_conf(nics):
+    """The destination QEMU gets SIGTERM while its devices' starts run on
+    slow firmware: QEMU then stops vhost, sending each device GET_VRING_BASE
+    while its start runs, with the host notifiers' slave-channel message
+    pending. QEMU and the host both finish; the host then serves the next
+    frontend: the source resumes and migrates there. With `nics` NICs each
+    is a device of its own."""
+    def run(a):
+        qp = 16 // nics
+        slow = "emu_modify_us=100000,timeout_ms=30000"  # sequential MODIFYs: a 3 s start for 32 virtqs
+        with Bed(a, qp, nics=nics) as bed:
+            src = bed.host("src", vdevs(nics, qp, "async"))
+            dst = bed.host("dst", vdevs(nics, qp, "sequential", slow))
+            vm = bed.boot(src, page_per_vq=True)
+            check_traffic(vm, 2)
+            before, mark = [dst.ledger(k) for k in range(nics)], dst.mark()
+            victim = bed.begin(vm, dst, page_per_vq=True)
+            for k in range(nics):
+                led = wait_until(lambda: dst.ledger(k), lambda l: l["start_seq"] > before[k]["start_seq"],
+                                 240, f"device {k}'s dev_conf to begin")
+                assert not led["all_ready_ns"], f"device {k}'s start already finished: firmware not slow enough"
+            rc = victim.terminate(timeout=60)
+            assert rc == 0, f"destination QEMU exited {rc}"
+            for k in range(nics):
+                led = wait_until(lambda: dst.ledger(k), lambda l: l["stop_seq"] > before[k]["stop_seq"], 60,
+                                 f"device {k}'s stop after the kill")
+                assert led["start_seq"] == before[k]["start_seq"] + 1, led
+            assert dst.alive(), "destination host died"
+            bad = dst.bad_lines(mark, KILLED_EXPECTED)
+            assert not bad, "error lines on the destination host:\n" + "\n".join(bad)
+            # The source's migration completed, but the guest lives on there.
+            vm.qmp.cmd("cont")
+            check_traffic(vm, 2)
+            m = bed.migrate(vm, src, dst, page_per_vq=True)
+            check_traffic(m.dst_vm)
+            for k in range(nics):
+                check_bases(m, 2 * qp, device=k)
+                check_ledgers(m, 2 * qp, k)
+            check_clean(m)
+            print(f"destination killed during its starts; next migration downtime {m.downtime_ms():.0f} ms")
+    return run
+
+
+def case_sigterm_during_starts(a):
+    """SIGTERM to a host whose four devices' starts run on slow firmware
+    (the migration's destination): it ends within a bound (the commands in
+    flight complete in their time; the queued operations are dropped), with
+    nothing left of its sockets, and the source guest runs on."""
+    slow = "emu_modify_us=100000,timeout_ms=30000"
+    with Bed(a, 4, nics=4) as bed:
+        src = bed.host("src", vdevs(4, 4, "async"))
+        dst = bed.host("dst", vdevs(4, 4, "sequential", slow))
+        vm = bed.boot(src)
         check_traffic(vm, 2)
-        before, mark = dst.ledger(), dst.mark()
-        victim = bed.begin(vm, dst, page_per_vq=True)
-        led = wait_until(lambda: dst.ledger(), lambda l: l["start_seq"] > before["start_seq"],
-                         240, "the destination's dev_conf to begin")
-        assert not led["all_ready_ns"], "dev_conf already finished: firmware not slow enough"
-        rc = victim.terminate(timeout=60)
-        assert rc == 0, f"destination QEMU exited {rc}"
-        led = wait_until(lambda: dst.ledger(), lambda l: l["stop_seq"] > before["stop_seq"], 60,
-                         "the destination's device stop after the kill")
-        assert dst.alive(), "destination host died"
-        assert led["start_seq"] == before["start_seq"] + 1, led
-        bad = dst.bad_lines(mark, KILLED_EXPECTED)
-        assert not bad, "error lines on the destination host:\n" + "\n".join(bad)
-        # The source's migration completed, but the guest lives on there.
+        before = [dst.ledger(k) for k in range(4)]
+        bed.begin(vm, dst)
+        for k in range(4):
+            wait_until(lambda: dst.ledger(k), lambda l: l["start_seq"] > before[k]["start_seq"], 240,
+                       f"device {k}'s dev_conf to begin")
+        t0 = time.monotonic()
+        rc = dst.terminate(timeout=30)
+        took = time.monotonic() - t0
+        print(f"destination host ended {took:.1f} s after SIGTERM (rc {rc})")
+        assert rc == 0, f"destination host exited {rc}"
+        for sock in dst.sockets:
+            assert not os.path.exists(sock), f"{sock} left behind"
         vm.qmp.cmd("cont")
         check_traffic(vm, 2)
-        m = bed.migrate(vm, src, dst, page_per_vq=True)
-        check_bases(m, 32)
-        check_ledgers(m, 32)
-        check_traffic(m.dst_vm)
-        check_clean(m)
-        print(f"destination killed during dev_conf; next migration downtime {m.downtime_ms():.0f} ms")
 
 
 def notifiers_rc(m):
@@ -351,13 +427,13 @@ class Bed:
     `hugepages`, that many 2 MiB pages are reserved and mounted there: the
     guests' RAM and the hosts' EAL live on them."""
 
-    def __init__(self, a, queue_pairs, legacy=False, hugepages=0):
+    def __init__(self, a, queue_pairs, legacy=False, hugepages=0, nics=1):
         self.wd = tempfile.mkdtemp(prefix="mlx5a-mig-")
         os.chmod(self.wd, 0o700)
         self.huge = Hugepages(os.path.join(self.wd, "hugepages"), hugepages) if hugepages else None
         mount = self.huge.mount if self.huge else None
         self.bed = Testbed(a.app, a.guest_dir, self.wd, queue_pairs, legacy=legacy, mem_path=mount,
-                           eal=hugepage_eal(mount) if mount else None)
+                           eal=hugepage_eal(mount) if mount else None, nics=nics)
 
     def __enter__(self):
         if self.huge:
@@ -386,7 +462,12 @@ CASES = {
     "hugepages": case_hugepages,
     "hugepages-dirty-log": case_hugepages_dirty_log,
     "ping-pong": case_ping_pong,
-    "kill-during-conf": case_kill_during_conf,
+    "kill-during-conf": case_kill_during_conf(1),
+    "nics4-async": case_nics("async"),
+    "nics4-sequential": case_nics("sequential"),
+    "nics4-overlap": case_nics_overlap,
+    "nics4-kill-during-conf": case_kill_during_conf(4),
+    "nics4-sigterm-during-starts": case_sigterm_during_starts,
 }
 
 
