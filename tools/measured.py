@@ -14,7 +14,9 @@ A marked block:
   ...generated: `./run demo` at <commit>, then its Markdown...
   <!-- /measured -->
 
-`demo` names out/demo/summary.json, which `./run demo` writes."""
+`demo` names out/demo/summary.json, which `./run demo` writes;
+`<!-- measured: migrate devices4 -->` names out/migrate/summary-devices4.json
+(`./run migrate --devices 4`)."""
 import json
 import os
 import re
@@ -22,7 +24,7 @@ import subprocess
 import sys
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BLOCK = re.compile(r"(<!-- measured: ([\w-]+) -->\n)(.*?)(<!-- /measured -->)", re.S)
+BLOCK = re.compile(r"(<!-- measured: ([\w-]+)(?: ([\w-]+))? -->\n)(.*?)(<!-- /measured -->)", re.S)
 STAMP = re.compile(r"^`(\./run [\w-]+)[^`]*` at ([0-9a-f]{7,40}(?:-dirty)?)\b", re.M)
 
 
@@ -44,8 +46,8 @@ def write_summary(path, command, markdown):
         json.dump({"command": command, "commit": commit(), "markdown": markdown.strip()}, f, indent=1)
 
 
-def render(name):
-    path = os.path.join(TOP, "out", name, "summary.json")
+def render(name, variant=None):
+    path = os.path.join(TOP, "out", name, f"summary-{variant}.json" if variant else "summary.json")
     with open(path) as f:
         s = json.load(f)
     return f"`{s['command']}` at {s['commit']}:\n\n{s['markdown']}\n"
@@ -59,9 +61,9 @@ def report(files):
 
         def fill(m):
             try:
-                return m.group(1) + render(m.group(2)) + m.group(4)
+                return m.group(1) + render(m.group(2), m.group(3)) + m.group(5)
             except FileNotFoundError:
-                missing.append(m.group(2))
+                missing.append(m.group(2) + (f" {m.group(3)}" if m.group(3) else ""))
                 return m.group(0)
         text = BLOCK.sub(fill, text)
         with open(path, "w") as f:
@@ -98,7 +100,7 @@ def check(files):
             text = f.read()
         for m in BLOCK.finditer(text):
             blocks += 1
-            name, body = m.group(2), m.group(3)
+            name, body = m.group(2), m.group(4)
             where = f"{os.path.relpath(path, TOP)}: block {name}"
             if name not in commands:
                 bad.append(f"{where}: ./run has no command {name} ({sorted(commands)})")

@@ -12,8 +12,14 @@ destination's device start and the rest; writes out/migrate/migrate.json
 and out/migrate/timeline.svg (one lane per host: QEMU's events and the
 PMD's downtime ledger on one time axis).
 
+With --devices N the guest has N NICs, each a device of its own on both
+hosts: the table's network downtime is the VM's (the first source device's
+stop request to the last destination device's all_ready), and a second
+table gives each device's stop and start.
+
 usage: migrate.py BUILD_DIR GUEST_DIR [--runs 3] [--strategies sequential,async]
-                  [--announce-initial 1] [--queue-pairs 16] [--out DIR]
+                  [--announce-initial 1] [--devices 1] [--queue-pairs 16/devices]
+                  [--out DIR]
 """
 import argparse
 import json
@@ -25,7 +31,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from qemu import Vm  # noqa: E402,F401  (Testbed boots them)
-from session import Testbed, vdev  # noqa: E402
+from session import Testbed, vdevs  # noqa: E402
 import timeline  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/
@@ -43,12 +49,19 @@ def qmp_time(events, name, status=None):
 
 def record(m, config, run):
     """One migration's numbers (ms) and its events on the wall clock (s).
-    Network downtime: from the source device's stop request (the first
-    GET_VRING_BASE) to every destination virtq RDY, and to the guest's
-    first gratuitous ARP through the destination device (the announce:
-    when the network learns where the VM is), both hosts' ledgers on this
-    machine's one wall clock."""
-    stop, start = m.stop_ms(), m.start_ms()
+    Network downtime: from the first source device's stop request (its
+    first GET_VRING_BASE) to the last destination virtq RDY, and to the
+    guest's last NIC's first gratuitous ARP through the destination device
+    (the announce: when the network learns where the VM is), both hosts'
+    ledgers on this machine's one wall clock. Device stop and start: the
+    longest of the VM's devices; each device's in `devices`."""
+    devices = [{"device": k, "source_stop_ms": s["stop_ns"] / 1e6, "destination_start_ms": d["start_ns"] / 1e6,
+                "destination_memory_ms": d.get("memory_ns", 0) / 1e6,
+                "start_after_stop_ms": (d["start_requested_wall_ns"] -
+                                        min(x["stop_requested_wall_ns"] for x in m.src_ledgers)) / 1e6}
+               for k, (s, d) in enumerate(zip(m.src_ledgers, m.dst_ledgers))]
+    stop = max(x["source_stop_ms"] for x in devices)
+    start = max(x["destination_start_ms"] for x in devices)
     down = m.downtime_ms()
     ev = {
         "source_stop": qmp_time(m.src_events, "STOP"),
@@ -60,17 +73,19 @@ def record(m, config, run):
     ev["downtime_start"] = ev["source_completed"] - down / 1e3
     led_src = {k[:-8]: v / 1e9 for k, v in m.src_ledger.items() if k.endswith("_wall_ns") and v}
     led_dst = {k[:-8]: v / 1e9 for k, v in m.dst_ledger.items() if k.endswith("_wall_ns") and v}
-    network = m.network_ms("all_ready")
+    network = m.vm_network_ms()
+    first_stop = min(x["stop_requested_wall_ns"] for x in m.src_ledgers)
+    announce = (max(x["announced_wall_ns"] for x in m.dst_ledgers) - first_stop) / 1e6
     return {
         "strategy": config["label"], "run": run, "announce_initial_ms": config["announce_initial"],
         "downtime_ms": down, "network_downtime_ms": network, "total_ms": m.total_ms(),
-        "announce_ms": m.network_ms("announced"),
+        "announce_ms": announce, "devices": devices,
         "resume_to_announce_ms": led_dst["announced"] * 1e3 - ev["destination_resume"] * 1e3,
         "setup_ms": float(m.info.get("setup-time", 0)),
         "source_stop_ms": stop, "destination_start_ms": start, "rest_ms": network - stop - start,
         "source_suspend_ms": m.src_ledger.get("suspend_ns", 0) / 1e6,
         "destination_conf_ms": m.dst_ledger.get("conf_ns", 0) / 1e6,
-        "destination_memory_ms": m.dst_ledger.get("memory_ns", 0) / 1e6,
+        "destination_memory_ms": max(x["destination_memory_ms"] for x in devices),
         "rings": m.src_ledger.get("stop_rings", 0),
         "qemu_events": ev, "source_ledger": led_src, "destination_ledger": led_dst,
     }
@@ -78,10 +93,10 @@ def record(m, config, run):
 
 def one(args, config, run, wd):
     bed = Testbed(args.app, args.guest_dir, wd, args.queue_pairs,
-                  announce_initial=config["announce_initial"])
+                  announce_initial=config["announce_initial"], nics=args.devices)
     try:
-        src = bed.host("src", vdev(args.queue_pairs, config["strategy"]))
-        dst = bed.host("dst", vdev(args.queue_pairs, config["strategy"]))
+        src = bed.host("src", vdevs(args.devices, args.queue_pairs, config["strategy"]))
+        dst = bed.host("dst", vdevs(args.devices, args.queue_pairs, config["strategy"]))
         vm = bed.boot(src)
         vm.wait_stats(len(vm.stats()), 2, 120)  # traffic flowing before the migration
         m = bed.migrate(vm, src, dst, return_path=True)
@@ -122,11 +137,32 @@ def summarize(rows, strategies):
     return out
 
 
-def table(summary, queue_pairs):
-    """The Markdown of the summary: the table, then what its columns are."""
-    out = [f"live migration, 1 guest with {queue_pairs} queue pairs ({2 * queue_pairs} virtqs), "
-           "emulated cx7, QEMU 7.2 TCG, return-path on; ms, median (min-max) of "
-           f"{summary[0]['runs']} runs", ""]
+DEVICE_TABLE = [("source_stop_ms", "source device stop"), ("destination_start_ms", "destination device start"),
+                ("destination_memory_ms", "of it, guest memory"),
+                ("start_after_stop_ms", "start requested, after the first source stop")]
+
+
+def device_rows(rows, strategies, devices):
+    """Per configuration and device, the medians of its own stop and start."""
+    out = []
+    for s in strategies:
+        rs = [r for r in rows if r["strategy"] == s]
+        for k in range(devices):
+            e = {"strategy": s, "device": k}
+            for key, _ in DEVICE_TABLE:
+                v = [r["devices"][k][key] for r in rs]
+                e[key] = {"median": statistics.median(v), "min": min(v), "max": max(v)}
+            out.append(e)
+    return out
+
+
+def table(summary, queue_pairs, devices=1, per_device=()):
+    """The Markdown of the summary: the table, then what its columns are;
+    with several devices, each device's table after."""
+    nics = f"{devices} NICs (a device each) of {queue_pairs} queue pairs" if devices > 1 else \
+        f"{queue_pairs} queue pairs ({2 * queue_pairs} virtqs)"
+    out = [f"live migration, 1 guest with {nics}, emulated cx7, QEMU 7.2 TCG, return-path on; ms, "
+           f"median (min-max) of {summary[0]['runs']} runs", ""]
     out.append("| configuration | " + " | ".join(t for _, t in COLUMNS) + " |")
     out.append("|---|" + "---|" * len(COLUMNS))
     for e in summary:
@@ -144,6 +180,16 @@ def table(summary, queue_pairs):
                "dev_conf to every virtq RDY, of it guest memory: dev_conf to the memory table "
                "registered; the rest: network downtime minus both (QEMU's state transfer and "
                "vhost-user messages).")
+    if devices > 1:
+        out.append("With several NICs: network downtime and announce are the VM's (the first source "
+                   "device's stop to the last destination device's all_ready, and to the last NIC's "
+                   "announce); device stop and start the longest device's. Each device:")
+        out.append("")
+        out.append("| configuration | device | " + " | ".join(t for _, t in DEVICE_TABLE) + " |")
+        out.append("|---|---|" + "---|" * len(DEVICE_TABLE))
+        for e in per_device:
+            cells = [f"{e[k]['median']:.3f} ({e[k]['min']:.3f}-{e[k]['max']:.3f})" for k, _ in DEVICE_TABLE]
+            out.append(f"| {e['strategy']} | {e['device']} | " + " | ".join(cells) + " |")
     return "\n".join(out)
 
 
@@ -156,9 +202,11 @@ def main():
     ap.add_argument("--announce-initial", default="1",
                     help="QEMU announce-initial values (ms, comma-separated) for extra async rows; "
                          "empty: none")
-    ap.add_argument("--queue-pairs", type=int, default=16)
+    ap.add_argument("--devices", type=int, default=1, help="NICs of the guest, a device each")
+    ap.add_argument("--queue-pairs", type=int, default=0, help="per NIC (default: 16 / devices)")
     ap.add_argument("--out", default=os.path.join(TOP, "out", "migrate"))
     args = ap.parse_args()
+    args.queue_pairs = args.queue_pairs or max(1, 16 // args.devices)
     args.app = os.path.join(args.build_dir, "app", "vdpa-testpmd", "vdpa-testpmd")
     configs = configurations(args)
     strategies = [c["label"] for c in configs]
@@ -179,17 +227,21 @@ def main():
                   f"start {r['destination_start_ms']:.3f} ms, announce {r['announce_ms']:.1f} ms",
                   flush=True)
     summary = summarize(rows, strategies)
-    md = table(summary, args.queue_pairs)
+    per_device = device_rows(rows, strategies, args.devices)
+    md = table(summary, args.queue_pairs, args.devices, per_device)
     print("\n" + md)
-    measured.write_summary(os.path.join(args.out, "summary.json"), "./run migrate", md)
+    name = "summary.json" if args.devices == 1 else f"summary-devices{args.devices}.json"
+    measured.write_summary(os.path.join(args.out, name), "./run migrate" +
+                           (f" --devices {args.devices}" if args.devices > 1 else ""), md)
     doc = {"tool": "migrate", "commit": measured.commit(), "queue_pairs": args.queue_pairs,
+           "devices": args.devices, "device_summary": per_device,
            "profile": "emu:cx7",
            "hypervisor": "qemu-system-x86_64 (TCG)", "return_path": True,
            "summary": summary, "runs": rows}
-    path = os.path.join(args.out, "migrate.json")
+    path = os.path.join(args.out, "migrate.json" if args.devices == 1 else f"migrate-devices{args.devices}.json")
     with open(path, "w") as f:
         json.dump(doc, f, indent=1)
-    svg = os.path.join(args.out, "timeline.svg")
+    svg = os.path.join(args.out, "timeline.svg" if args.devices == 1 else f"timeline-devices{args.devices}.svg")
     timeline.write(svg, rows, strategies)
     print(f"JSON: {path}\ntimeline: {svg}")
 
