@@ -174,3 +174,63 @@ TEST_F(Start, AFrontendLeavingWhileItsStartIsQueuedLeavesNothing) {
 
 }  // namespace
 }  // namespace mlx5async::core
+
+namespace mlx5async::core {
+namespace {
+
+// Four devices start side by side and one's start fails (a fault rule on
+// its firmware): the other three start every ring, and each device's
+// emulator holds, after a cleanup, what it held before the start.
+TEST(StartFour, OneDevicesFailureLeavesTheOthersAlone) {
+    std::vector<std::unique_ptr<Device>> devs;
+    std::vector<std::string> names;
+    for (int i = 0; i < 4; i++) {
+        DeviceConfig c;
+        c.emu_spec = std::string("cx7") + testing_support::kFast;
+        c.queues = 2;
+        c.queue_size = 256;
+        names.push_back(testing_support::unique_name());
+        auto d = Device::open(c, names.back());
+        ASSERT_TRUE(d) << to_string(d.error());
+        for (uint16_t r = 0; r < 4; r++) (*d)->set_vring_state(r, true);
+        devs.push_back(std::move(*d));
+    }
+    std::vector<emu::ObjectCounts> base;
+    for (auto& n : names) base.push_back(emu::find_device(n + "-emu")->object_counts());
+    ASSERT_TRUE(devs[2]->emu_fault("op=modify vq=0 nth=1 status=0x3"));
+    GuestConfig g;
+    g.features = vfeat::VERSION_1 | vfeat::MQ;
+    g.mem.push_back({0, 1ull << 30, testing_support::guest_ram()});
+    for (uint16_t i = 0; i < 4; i++) {
+        VringConfig v;
+        v.index = i;
+        v.size = 256;
+        v.desc_gpa = 0x100000 + i * 0x10000;
+        v.avail_gpa = v.desc_gpa + 0x1000;
+        v.used_gpa = v.desc_gpa + 0x2000;
+        g.vrings.push_back(v);
+    }
+    testing_support::Fixture::seed_rings(g);
+    Done d[4];
+    for (int i = 0; i < 4; i++) ASSERT_TRUE(devs[i]->start(g, d[i].fn()));
+    for (int i = 0; i < 4; i++) {
+        auto r = d[i].wait();
+        EXPECT_EQ(bool(r), i != 2) << "device " << i;
+        auto v = devs[i]->vq_info();
+        for (uint16_t q = 0; q < 4; q++)
+            EXPECT_EQ(v[q].phase, i == 2 && q == 0 ? VqPhase::Init : VqPhase::Ready)
+                << "device " << i << " ring " << q;
+    }
+    for (int i = 0; i < 4; i++) {
+        std::vector<RingIndexes> out;
+        (void)devs[i]->close(out);
+        devs[i]->cleanup();
+        const auto c = emu::find_device(names[i] + "-emu")->object_counts();
+        EXPECT_EQ(c.mkeys, base[i].mkeys) << "device " << i;
+        EXPECT_EQ(c.umems, base[i].umems) << "device " << i;
+        EXPECT_EQ(c.virtqs, base[i].virtqs) << "device " << i;
+    }
+}
+
+}  // namespace
+}  // namespace mlx5async::core
