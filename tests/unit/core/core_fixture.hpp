@@ -62,6 +62,25 @@ struct GuestRing {
     }
 };
 
+// `rings` rings of 256 entries (no memory table): ring i at 0x100000 + i *
+// 64 KiB, its indexes avail0 + i.
+inline GuestConfig guest_rings(uint32_t rings, uint16_t avail0 = 0) {
+    GuestConfig g;
+    g.features = vfeat::VERSION_1 | vfeat::MQ;
+    for (uint16_t i = 0; i < rings; i++) {
+        VringConfig v;
+        v.index = i;
+        v.size = 256;
+        v.desc_gpa = 0x100000 + i * 0x10000;
+        v.avail_gpa = v.desc_gpa + 0x1000;
+        v.used_gpa = v.desc_gpa + 0x2000;
+        v.last_avail_idx = uint16_t(avail0 + i);
+        v.last_used_idx = uint16_t(avail0 + i);
+        g.vrings.push_back(v);
+    }
+    return g;
+}
+
 struct Fixture : ::testing::Test {
     std::unique_ptr<Device> dev;
     std::string name;
@@ -87,24 +106,9 @@ struct Fixture : ::testing::Test {
     }
     emu::Device& emu_dev() { return *emu::find_device(name + "-emu"); }
 
-    GuestConfig guest(uint32_t rings, uint16_t avail0 = 0) {
-        GuestConfig g;
-        g.features = vfeat::VERSION_1 | vfeat::MQ;
-        // No memory table: control-path tests keep virtio_q_mkey 0, so the
-        // emulated datapath never reads these (unwritten) rings.
-        for (uint16_t i = 0; i < rings; i++) {
-            VringConfig v;
-            v.index = i;
-            v.size = 256;
-            v.desc_gpa = 0x100000 + i * 0x10000;
-            v.avail_gpa = v.desc_gpa + 0x1000;
-            v.used_gpa = v.desc_gpa + 0x2000;
-            v.last_avail_idx = uint16_t(avail0 + i);
-            v.last_used_idx = uint16_t(avail0 + i);
-            g.vrings.push_back(v);
-        }
-        return g;
-    }
+    // No memory table: control-path tests keep virtio_q_mkey 0, so the
+    // emulated datapath never reads these (unwritten) rings.
+    GuestConfig guest(uint32_t rings, uint16_t avail0 = 0) { return guest_rings(rings, avail0); }
     // The same rings in real guest RAM (one 1 GiB region), their avail/used
     // idx written to match vhost's indexes so the datapath finds them idle.
     GuestConfig guest_in_ram(uint32_t rings) {

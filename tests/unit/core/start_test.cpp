@@ -128,17 +128,7 @@ TEST(StartTwo, DevicesStartSideBySide) {
         for (uint16_t r = 0; r < 2; r++) (*d)->set_vring_state(r, true);
         devs.push_back(std::move(*d));
     }
-    GuestConfig g;
-    g.features = vfeat::VERSION_1;
-    for (uint16_t i = 0; i < 2; i++) {
-        VringConfig v;
-        v.index = i;
-        v.size = 256;
-        v.desc_gpa = 0x100000 + i * 0x10000;
-        v.avail_gpa = v.desc_gpa + 0x1000;
-        v.used_gpa = v.desc_gpa + 0x2000;
-        g.vrings.push_back(v);
-    }
+    GuestConfig g = testing_support::guest_rings(2);
     Done d[2];
     for (int i = 0; i < 2; i++) {
         devs[i]->ledger().mark(LedgerPhase::StartRequested);
@@ -198,18 +188,8 @@ TEST(StartFour, OneDevicesFailureLeavesTheOthersAlone) {
     std::vector<emu::ObjectCounts> base;
     for (auto& n : names) base.push_back(emu::find_device(n + "-emu")->object_counts());
     ASSERT_TRUE(devs[2]->emu_fault("op=modify vq=0 nth=1 status=0x3"));
-    GuestConfig g;
-    g.features = vfeat::VERSION_1 | vfeat::MQ;
+    GuestConfig g = testing_support::guest_rings(4);
     g.mem.push_back({0, 1ull << 30, testing_support::guest_ram()});
-    for (uint16_t i = 0; i < 4; i++) {
-        VringConfig v;
-        v.index = i;
-        v.size = 256;
-        v.desc_gpa = 0x100000 + i * 0x10000;
-        v.avail_gpa = v.desc_gpa + 0x1000;
-        v.used_gpa = v.desc_gpa + 0x2000;
-        g.vrings.push_back(v);
-    }
     testing_support::Fixture::seed_rings(g);
     Done d[4];
     for (int i = 0; i < 4; i++) ASSERT_TRUE(devs[i]->start(g, d[i].fn()));

@@ -44,13 +44,7 @@ public:
     // Retired registrations no virtq names (`named(mkey)` false), taken out.
     template <typename Named>
     std::vector<MemRegistration> take_unnamed(Named named) {
-        std::vector<MemRegistration> out;
-        std::erase_if(retired_, [&](MemRegistration& r) {
-            if (named(r.mkey)) return false;
-            out.push_back(std::move(r));
-            return true;
-        });
-        return out;
+        return core::take_unnamed(retired_, named);
     }
     bool has_retired() const { return !retired_.empty(); }
     void reset() {  // the device closes

@@ -82,6 +82,19 @@ struct MemChunk {
 // region (DPDK 22.11's registration: the sequential strategy's).
 std::vector<MemChunk> chunks_of(const std::vector<MemRegion>& sorted, bool whole_regions);
 
+// Moves out of `retired` the registrations whose mkey nobody names any more
+// (`named(mkey)` false): the caller destroys them, on any thread.
+template <typename Named>
+std::vector<MemRegistration> take_unnamed(std::vector<MemRegistration>& retired, Named named) {
+    std::vector<MemRegistration> out;
+    std::erase_if(retired, [&](MemRegistration& r) {
+        if (named(r.mkey)) return false;
+        out.push_back(std::move(r));
+        return true;
+    });
+    return out;
+}
+
 // A memory table in the making: its chunks, then their umems and direct
 // mkeys, then the indirect mkey over them.
 struct MemoryBuild {
@@ -119,17 +132,10 @@ public:
     void commit(MemRegistration next);
     // The current one retired (the frontend's memory goes).
     void retire_current();
-    // Retired registrations whose mkey nobody names any more (`named(mkey)`
-    // false), taken out: the caller destroys them, on any thread.
+    // Retired registrations nobody names any more, taken out.
     template <typename Named>
     std::vector<MemRegistration> take_unnamed(Named named) {
-        std::vector<MemRegistration> out;
-        std::erase_if(retired_, [&](MemRegistration& r) {
-            if (named(r.mkey)) return false;
-            out.push_back(std::move(r));
-            return true;
-        });
-        return out;
+        return core::take_unnamed(retired_, named);
     }
     void reset() {  // the device closes: every registration goes
         retired_.clear();
