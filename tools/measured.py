@@ -32,7 +32,9 @@ def commit():
     try:
         rev = subprocess.run(["git", "-C", TOP, "rev-parse", "--short=12", "HEAD"], capture_output=True,
                              text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", TOP, "status", "--porcelain", "--untracked-files=no"],
+        # The docs this tool writes do not make the code dirty.
+        dirty = subprocess.run(["git", "-C", TOP, "status", "--porcelain", "--untracked-files=no", "--",
+                                ".", ":(exclude)README.md", ":(exclude)doc"],
                                capture_output=True, text=True).stdout.strip()
         return rev + ("-dirty" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
