@@ -23,7 +23,8 @@ def mac_of(nic):
 # What the guest's init prints once a second per NIC (tools/guest/init):
 # mlx5a-stats for eth0, mlx5a-statsK for ethK.
 def _stats_re(nic):
-    return re.compile(r"^mlx5a-stats" + (str(nic) if nic else "") + r" up=([0-9.]+) rxq=(\S*) txq=(\S*)")
+    return re.compile(r"^mlx5a-stats" + (str(nic) if nic else "") +
+                      r" up=([0-9.]+) rxq=(\S*) txq=(\S*)(?: irq=(\d+))?")
 
 
 class QmpError(RuntimeError):
@@ -179,7 +180,8 @@ class Vm(Child):
             return f.read().splitlines()
 
     def stats(self, nic=0):
-        """Every counters line of NIC `nic` so far: (uptime, {queue: rx}, {queue: tx})."""
+        """Every counters line of NIC `nic` so far: (uptime, {queue: rx},
+        {queue: tx}, interrupts the guest took for the NIC or None)."""
         out = []
         pat = _stats_re(nic)
         for line in self.console():
@@ -188,7 +190,8 @@ class Vm(Child):
                 continue
             def parse(s):
                 return {int(k): int(v) for k, v in (kv.split(":") for kv in s.split(",") if kv)}
-            out.append((float(m.group(1)), parse(m.group(2)), parse(m.group(3))))
+            irq = int(m.group(4)) if m.group(4) else None
+            out.append((float(m.group(1)), parse(m.group(2)), parse(m.group(3)), irq))
         return out
 
     def wait_console(self, pred, timeout, what):

@@ -107,6 +107,7 @@ class Testbed:
     def _vm(self, host, **kw):
         vm = Vm(self.guest_dir, self.workdir, f"vm{next(_seq)}", host.sockets[:self.nics],
                 self.queue_pairs, legacy=self.legacy, mem_path=self.mem_path, **kw)
+        vm.host = host  # whose devices serve its NICs: for the failure reports
         self.vms.append(vm)
         return vm
 

@@ -132,6 +132,21 @@ def totals(line):
     return sum(line[1].values()), sum(line[2].values())
 
 
+def device_view(vm, nic):
+    """What the host's device behind a NIC says: its interrupt relay's
+    counters and each virtq's state, indexes and interrupts (for a failure
+    report: the guest's counters alone cannot tell a lost interrupt from a
+    stalled ring)."""
+    try:
+        info = vm.host.info(nic)
+        irq = {k: v for k, v in info.items() if k.startswith("irq_") or k in ("event_mode", "vid")}
+        vqs = {i: (v["state"], v["hw_available_index"], v["hw_used_index"], v["interrupts"])
+               for i, v in vm.host.vqs(nic).items()}
+        return f"host {vm.host.name} device {nic}: {irq}; virtqs (state, avail, used, interrupts): {vqs}"
+    except Exception as e:  # the report must not hide the failure it reports
+        return f"host device {nic}: no telemetry ({e})"
+
+
 def check_traffic(vm, lines=3, timeout=120):
     """On every NIC the guest's rx keeps growing, and every queue pair whose
     TX queue sent gets its packets back on its RX queue."""
@@ -139,11 +154,12 @@ def check_traffic(vm, lines=3, timeout=120):
         first = len(vm.stats(nic))
         s = vm.wait_stats(first, lines, timeout, nic)
         a, b = s[first], s[-1]
-        assert totals(b)[0] > totals(a)[0], f"{vm.name}: eth{nic}: rx did not grow: {a} -> {b}"
+        assert totals(b)[0] > totals(a)[0], \
+            f"{vm.name}: eth{nic}: rx did not grow: {a} -> {b}\n{device_view(vm, nic)}"
         for q in b[2]:
             if b[2][q] > a[2].get(q, 0):
                 assert b[1].get(q, 0) > a[1].get(q, 0), \
-                    f"{vm.name}: eth{nic}: queue {q} sent but received nothing"
+                    f"{vm.name}: eth{nic}: queue {q} sent but received nothing\n{device_view(vm, nic)}"
 
 
 def check_clean(m):
@@ -421,6 +437,16 @@ def wait_until(get, pred, timeout, what):
         time.sleep(0.02)
 
 
+def tail_logs(wd, lines=30):
+    """The last lines of every log of a failed case, for a CI machine whose
+    folder nobody reads after."""
+    for name in sorted(os.listdir(wd)):
+        if name.endswith(".log"):
+            with open(os.path.join(wd, name), errors="replace") as f:
+                tail = f.read().splitlines()[-lines:]
+            print(f"--- {name} (last {len(tail)} lines)\n" + "\n".join(tail))
+
+
 class Bed:
     """A Testbed in a private folder, closed (every process killed, the
     hugepages given back, the folder removed) whatever happened. With
@@ -449,6 +475,7 @@ class Bed:
             shutil.rmtree(self.wd, ignore_errors=True)
         else:
             print(f"logs kept in {self.wd}")
+            tail_logs(self.wd)
         return False
 
 
