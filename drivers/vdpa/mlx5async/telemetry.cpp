@@ -78,6 +78,7 @@ int tel_info(const char*, const char* params, rte_tel_data* d) {
     rte_tel_data_add_dict_u64(d, "irq_completions", irq.completions);
     rte_tel_data_add_dict_u64(d, "irq_calls", irq.calls);
     rte_tel_data_add_dict_u64(d, "irq_no_callfd", irq.no_callfd);
+    rte_tel_data_add_dict_u64(d, "irq_callfd_full", irq.callfd_full);
     add_timing(d, "suspend", c, core::Op::Suspend);
     add_timing(d, "resume", c, core::Op::Resume);
     return 0;

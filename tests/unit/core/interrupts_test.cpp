@@ -168,6 +168,31 @@ TEST_F(Pair, CleanupDropsTheCallfds) {
     EXPECT_EQ(drain(call[0]) + drain(call[1]), 0u);
 }
 
+// A frontend's callfd that takes no write (a blocking eventfd one short of
+// its limit) must not wedge the relay: the ring's interrupt is dropped and
+// counted, the other ring still gets its own, the counters answer.
+TEST_F(Pair, ACallfdAtItsLimitBlocksNothing) {
+    open("cx7", 1);
+    g = guest_in_ram(2);
+    auto full = UniqueFd::eventfd(0, 0);  // blocking, as a careless frontend's
+    auto ok = UniqueFd::eventfd(0, EFD_NONBLOCK);
+    ASSERT_TRUE(full && ok);
+    ASSERT_EQ(eventfd_write(full->get(), 0xfffffffffffffffeull), 0);
+    call[0] = std::move(*full);
+    call[1] = std::move(*ok);
+    g.vrings[0].callfd = call[0].get();
+    g.vrings[1].callfd = call[1].get();
+    enable_all(2);
+    ASSERT_TRUE(dev->configure(g));
+    for (int i = 0; i < 2; i++) {
+        one_packet();
+        ASSERT_TRUE(eventually([&] { return dev->irq_calls(1) == uint64_t(i + 1); }));
+        ASSERT_TRUE(eventually([&] { return dev->irq_stats().callfd_full == uint64_t(i + 1); }));
+    }
+    EXPECT_EQ(dev->irq_calls(0), 0u);
+    EXPECT_EQ(drain(call[1]), 2u);
+}
+
 TEST_F(Interrupts, EventModeNoneKeepsNoMsix) {
     event_mode = EventMode::None;
     open("cx7", 1);

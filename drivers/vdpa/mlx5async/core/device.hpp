@@ -112,6 +112,7 @@ public:
     struct IrqStats {
         bool enabled = false;
         uint64_t events = 0, completions = 0, calls = 0, no_callfd = 0;
+        uint64_t callfd_full = 0;  // writes a callfd would have blocked on: dropped
     };
     IrqStats irq_stats() const;  // the relay's own counters: never waits
     uint64_t irq_calls(uint16_t ring) const;

@@ -275,7 +275,7 @@ Device::IrqStats Device::irq_stats() const {
     IrqStats s;
     if (!impl_->irqs.on()) return s;
     auto r = impl_->irqs.stats();
-    return {true, r.events, r.completions, r.calls, r.no_callfd};
+    return {true, r.events, r.completions, r.calls, r.no_callfd, r.callfd_full};
 }
 
 uint64_t Device::irq_calls(uint16_t ring) const { return impl_->irqs.calls(ring); }

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <utility>
 
 #include "common/base/log_sink.hpp"
 #include "common/prm/event_qp.hpp"
@@ -60,15 +61,28 @@ Result<void> IrqRelay::set_callfds(const std::vector<std::pair<uint16_t, int>>& 
     return {};
 }
 
+// The frontend's fd is never trusted to take a write at once: an eventfd
+// at its limit or a pipe nobody reads would block the relay, and every ring
+// and reader behind it. The duplicate shares the frontend's open file, so
+// O_NONBLOCK is set for both: QEMU's and virtio_user's callfds are
+// non-blocking eventfds already. A write that would block is dropped and
+// counted (the guest has an interrupt pending anyway, or nobody reads).
 Result<void> IrqRelay::set_callfd(uint16_t ring, int fd) {
     UniqueFd d;
     if (fd >= 0) {
         d = UniqueFd(fcntl(fd, F_DUPFD_CLOEXEC, 0));
         if (d.get() < 0) return fail(Errc::System, "irq relay: dup callfd of vring " +
                                                        std::to_string(ring) + ": errno " + std::to_string(errno));
+        const int fl = fcntl(d.get(), F_GETFL);
+        if (fl < 0 || fcntl(d.get(), F_SETFL, fl | O_NONBLOCK) < 0)
+            return fail(Errc::System, "irq relay: callfd of vring " + std::to_string(ring) +
+                                          " cannot be made non-blocking: errno " + std::to_string(errno));
     }
     std::lock_guard lk(mu_);
-    if (ring < rings_.size()) rings_[ring].callfd = std::move(d);
+    if (ring < rings_.size()) {
+        rings_[ring].callfd = std::move(d);
+        rings_[ring].full_logged = false;
+    }
     return {};
 }
 
@@ -102,6 +116,11 @@ void IrqRelay::on_event(uint16_t ring) {
             if (eventfd_write(r.callfd.get(), 1) == 0) {
                 ++r.calls;
                 ++stats_.calls;
+            } else {
+                ++stats_.callfd_full;
+                if (!std::exchange(r.full_logged, true))
+                    logf(LogLevel::Warning, "%s: vring %u: its callfd takes no write (errno %d): "
+                         "interrupts dropped until it does", name_.c_str(), ring, errno);
             }
         } else {
             ++stats_.no_callfd;

@@ -32,6 +32,7 @@ struct IrqRelayStats {
     uint64_t completions = 0;  // interrupts the device raised (CQEs consumed)
     uint64_t calls = 0;        // callfd writes
     uint64_t no_callfd = 0;    // completions on a ring without a callfd
+    uint64_t callfd_full = 0;  // writes the callfd would have blocked on: dropped
 };
 
 class IrqRelay {
@@ -60,8 +61,9 @@ private:
     IrqRelay() = default;
     struct Ring {
         EventQp* q = nullptr;
-        UniqueFd callfd;
+        UniqueFd callfd;  // non-blocking (set_callfd)
         uint64_t calls = 0;
+        bool full_logged = false;  // the warning for a callfd that takes no write, once
     };
     void run(std::stop_token stop);
     void on_event(uint16_t ring);
