@@ -81,6 +81,15 @@ class Migration:
         return (last - first) / 1e6
 
 
+def _features_view(host, device):
+    try:
+        i = host.info(device)
+        return (f"host {host.name} device {device}: offered {i['features']:#x}, "
+                f"negotiated {i['negotiated_features']:#x}")
+    except Exception as e:  # the report must not hide the failure it reports
+        return f"host {host.name} device {device}: no telemetry ({e})"
+
+
 class Testbed:
     """Hosts (vdpa-testpmd, one emulated cx7 each) in `workdir`, and the
     guests booted or migrated between them. close() ends every process."""
@@ -113,7 +122,12 @@ class Testbed:
 
     def boot(self, host, page_per_vq=False):
         vm = self._vm(host, page_per_vq=page_per_vq)
-        vm.up_line = booted(vm)
+        try:
+            vm.up_line = booted(vm)
+        except AssertionError as e:
+            # What each device offered and what vhost negotiated: a NIC the
+            # guest set up short (no MQ, say) tells there whose view was short.
+            raise AssertionError(f"{e}\n" + "\n".join(_features_view(host, k) for k in range(vm.nics))) from e
         return vm
 
     def begin(self, src_vm, dst_host, paused=False, page_per_vq=False, return_path=True,
