@@ -144,6 +144,22 @@ class Host(Child):
     def info(self, device=0):
         return self.telemetry.query(f"/vdpa_mlx5async/info,{self.devices[device]}")
 
+    def report(self, device=0):
+        """One line of what device `device` says, for a failure report: the
+        features it offered and negotiated, its interrupt relay's counters,
+        each virtq's (state, avail, used, interrupts). The guest's counters
+        alone cannot tell a short negotiation, a lost interrupt and a stalled
+        ring apart."""
+        try:
+            i = self.info(device)
+            irq = {k: v for k, v in i.items() if k.startswith("irq_")}
+            vqs = {n: (v["state"], v["hw_available_index"], v["hw_used_index"], v["interrupts"])
+                   for n, v in self.vqs(device).items()}
+            return (f"host {self.name} device {device}: offered {i['features']:#x}, negotiated "
+                    f"{i['negotiated_features']:#x}, {irq}; virtqs (state, avail, used, interrupts): {vqs}")
+        except Exception as e:  # the report must not hide the failure it reports
+            return f"host {self.name} device {device}: no telemetry ({e})"
+
     def stop(self, timeout=60):
         """SIGTERM: the app closes its sockets and exits (0 when nothing failed)."""
         return self.terminate(timeout)

@@ -81,15 +81,6 @@ class Migration:
         return (last - first) / 1e6
 
 
-def _features_view(host, device):
-    try:
-        i = host.info(device)
-        return (f"host {host.name} device {device}: offered {i['features']:#x}, "
-                f"negotiated {i['negotiated_features']:#x}")
-    except Exception as e:  # the report must not hide the failure it reports
-        return f"host {host.name} device {device}: no telemetry ({e})"
-
-
 class Testbed:
     """Hosts (vdpa-testpmd, one emulated cx7 each) in `workdir`, and the
     guests booted or migrated between them. close() ends every process."""
@@ -125,9 +116,9 @@ class Testbed:
         try:
             vm.up_line = booted(vm)
         except AssertionError as e:
-            # What each device offered and what vhost negotiated: a NIC the
-            # guest set up short (no MQ, say) tells there whose view was short.
-            raise AssertionError(f"{e}\n" + "\n".join(_features_view(host, k) for k in range(vm.nics))) from e
+            # A NIC the guest set up short (no MQ, say): the devices' offers
+            # and negotiations tell whose view was short.
+            raise AssertionError(f"{e}\n" + "\n".join(host.report(k) for k in range(vm.nics))) from e
         return vm
 
     def begin(self, src_vm, dst_host, paused=False, page_per_vq=False, return_path=True,

@@ -1,5 +1,6 @@
 #include "unique_fd.hpp"
 
+#include <fcntl.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
@@ -8,6 +9,13 @@
 #include <cerrno>
 
 namespace mlx5async {
+
+Result<void> set_nonblocking(int fd, const std::string& what) {
+    const int fl = ::fcntl(fd, F_GETFL);
+    if (fl < 0 || ::fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+        return unexpected(Error::sys(errno, "fcntl(" + what + ", O_NONBLOCK)"));
+    return {};
+}
 
 void UniqueFd::reset() noexcept {
     if (fd_ >= 0) ::close(fd_);

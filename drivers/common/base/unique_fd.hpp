@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "result.hpp"
@@ -40,5 +41,9 @@ public:
 private:
     int fd_ = -1;
 };
+
+// Adds O_NONBLOCK to fd's open file (shared with every duplicate of it);
+// `what` names the fd in the error.
+Result<void> set_nonblocking(int fd, const std::string& what);
 
 }  // namespace mlx5async

@@ -1,6 +1,5 @@
 #include "raii.hpp"
 
-#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -11,6 +10,7 @@
 #include <string>
 
 #include "common/base/log_sink.hpp"
+#include "common/base/unique_fd.hpp"
 #include "common/prm/general_obj.hpp"
 #include "common/prm/opcodes.hpp"
 #include "common/prm/status.hpp"
@@ -295,9 +295,7 @@ Result<CmdComp> CmdComp::create(const DevxApi& api, ibv_context* ctx) {
     out.api_ = &api;
     out.comp_ = c;
     // rdma-core: the read blocks unless the fd is non-blocking (DPDK sets it too).
-    int fl = ::fcntl(c->fd, F_GETFL);
-    if (fl < 0 || ::fcntl(c->fd, F_SETFL, fl | O_NONBLOCK) < 0)
-        return unexpected(Error::sys(errno, "fcntl(cmd_comp fd, O_NONBLOCK)"));
+    MLX5A_CHECK(set_nonblocking(c->fd, "cmd_comp fd"));
     return out;
 }
 

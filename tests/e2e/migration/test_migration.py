@@ -132,21 +132,6 @@ def totals(line):
     return sum(line[1].values()), sum(line[2].values())
 
 
-def device_view(vm, nic):
-    """What the host's device behind a NIC says: its interrupt relay's
-    counters and each virtq's state, indexes and interrupts (for a failure
-    report: the guest's counters alone cannot tell a lost interrupt from a
-    stalled ring)."""
-    try:
-        info = vm.host.info(nic)
-        irq = {k: v for k, v in info.items() if k.startswith("irq_") or k in ("event_mode", "vid")}
-        vqs = {i: (v["state"], v["hw_available_index"], v["hw_used_index"], v["interrupts"])
-               for i, v in vm.host.vqs(nic).items()}
-        return f"host {vm.host.name} device {nic}: {irq}; virtqs (state, avail, used, interrupts): {vqs}"
-    except Exception as e:  # the report must not hide the failure it reports
-        return f"host device {nic}: no telemetry ({e})"
-
-
 def check_traffic(vm, lines=3, timeout=120):
     """On every NIC the guest's rx keeps growing, and every queue pair whose
     TX queue sent gets its packets back on its RX queue."""
@@ -155,11 +140,11 @@ def check_traffic(vm, lines=3, timeout=120):
         s = vm.wait_stats(first, lines, timeout, nic)
         a, b = s[first], s[-1]
         assert totals(b)[0] > totals(a)[0], \
-            f"{vm.name}: eth{nic}: rx did not grow: {a} -> {b}\n{device_view(vm, nic)}"
+            f"{vm.name}: eth{nic}: rx did not grow: {a} -> {b}\n{vm.host.report(nic)}"
         for q in b[2]:
             if b[2][q] > a[2].get(q, 0):
                 assert b[1].get(q, 0) > a[1].get(q, 0), \
-                    f"{vm.name}: eth{nic}: queue {q} sent but received nothing\n{device_view(vm, nic)}"
+                    f"{vm.name}: eth{nic}: queue {q} sent but received nothing\n{vm.host.report(nic)}"
 
 
 def check_clean(m):

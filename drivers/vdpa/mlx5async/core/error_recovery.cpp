@@ -1,6 +1,5 @@
 #include "error_recovery.hpp"
 
-#include <fcntl.h>
 
 #include <cerrno>
 
@@ -17,9 +16,7 @@ Result<std::unique_ptr<ErrorRecovery>> ErrorRecovery::start(const devx::DevxApi&
                                                             std::function<void(uint16_t)> on_error) {
     std::unique_ptr<ErrorRecovery> r(new ErrorRecovery(api, ch, std::move(on_error)));
     // Non-blocking, so draining stops at EAGAIN.
-    int fl = fcntl(ch.fd(), F_GETFL);
-    if (fl < 0 || fcntl(ch.fd(), F_SETFL, fl | O_NONBLOCK) < 0)
-        return unexpected(Error::sys(errno, "fcntl(event channel fd, O_NONBLOCK)"));
+    MLX5A_CHECK(set_nonblocking(ch.fd(), "event channel fd"));
     MLX5A_CHECK(r->loop_.open("error recovery"));
     MLX5A_CHECK(r->loop_.add(ch.fd(), 0));
     MLX5A_CHECK(r->loop_.start("mlx5a-ev", -1, [p = r.get()](std::stop_token st) { p->run(st); }));

@@ -27,9 +27,7 @@ Result<std::unique_ptr<IrqRelay>> IrqRelay::create(const devx::Context& ctx, voi
     auto ch = devx::EventChannel::create(ctx);  // cookies only: the CQ is known by its ring
     MLX5A_CHECK(ch);
     r->ch_ = std::move(*ch);
-    int fl = fcntl(r->ch_.fd(), F_GETFL);
-    if (fl < 0 || fcntl(r->ch_.fd(), F_SETFL, fl | O_NONBLOCK) < 0)
-        return fail(Errc::System, "irq relay: event channel O_NONBLOCK: errno " + std::to_string(errno));
+    MLX5A_CHECK(set_nonblocking(r->ch_.fd(), "irq relay: event channel fd"));
     MLX5A_CHECK(r->loop_.open("interrupt relay"));
     MLX5A_CHECK(r->loop_.add(r->ch_.fd(), kChannelKey));
     IrqRelay* self = r.get();
@@ -73,10 +71,7 @@ Result<void> IrqRelay::set_callfd(uint16_t ring, int fd) {
         d = UniqueFd(fcntl(fd, F_DUPFD_CLOEXEC, 0));
         if (d.get() < 0) return fail(Errc::System, "irq relay: dup callfd of vring " +
                                                        std::to_string(ring) + ": errno " + std::to_string(errno));
-        const int fl = fcntl(d.get(), F_GETFL);
-        if (fl < 0 || fcntl(d.get(), F_SETFL, fl | O_NONBLOCK) < 0)
-            return fail(Errc::System, "irq relay: callfd of vring " + std::to_string(ring) +
-                                          " cannot be made non-blocking: errno " + std::to_string(errno));
+        MLX5A_CHECK(set_nonblocking(d.get(), "irq relay: callfd of vring " + std::to_string(ring)));
     }
     std::lock_guard lk(mu_);
     if (ring < rings_.size()) {
