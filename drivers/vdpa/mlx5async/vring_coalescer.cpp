@@ -25,7 +25,10 @@ void VringStateCoalescer::record(int vid, uint16_t ring, bool enable) {
     dev_.core->set_vring_state(ring, enable);
     if (enable) {  // what the frontend set since dev_conf: call fd, addresses, base
         rte_vhost_vring vr{};
-        if (rte_vhost_get_vhost_vring(vid, ring, &vr) == 0) dev_.core->set_callfd(ring, vr.callfd);
+        if (rte_vhost_get_vhost_vring(vid, ring, &vr) == 0) {
+            dev_.core->set_callfd(ring, vr.callfd);
+            dev_.core->set_kickfd(ring, vr.kickfd);
+        }
         if (auto c = read_vring_config(vid, ring)) dev_.core->update_vring(*c);
     }
     if (!dev_.configured) return;  // before dev_conf: only remembered

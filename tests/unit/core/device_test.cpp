@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 
 #include <atomic>
@@ -11,6 +12,7 @@
 #include <mutex>
 
 #include "emu/emu.hpp"
+#include "common/base/unique_fd.hpp"
 #include "common/prm/opcodes.hpp"
 #include "emu/guest_memory.hpp"
 #include "core_fixture.hpp"
@@ -487,6 +489,25 @@ TEST_F(DeviceCore, NotifyAreaIsAMappableDoorbellPage) {
     EXPECT_EQ(fw(1).kicks.pending, 1u);
     EXPECT_EQ(fw(0).kicks.total, 0u);
     munmap(p, a->size);
+}
+
+// A SET_VRING_KICK on a running ring (vhost re-enables the ring and the
+// glue hands the core the new fd): kicks on the new fd reach the virtq.
+TEST_F(DeviceCore, AKickfdReplacedOnARunningRingIsFollowed) {
+    open("cx7", 1);
+    UniqueFd old_kick(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+    UniqueFd new_kick(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+    enable_all(2);
+    GuestConfig g = guest(2);
+    g.vrings[0].kickfd = old_kick.get();
+    ASSERT_TRUE(dev->configure(g));
+    ASSERT_EQ(fw(0).state, prm::VirtqState::RDY);
+    const uint64_t before = fw(0).kicks.total;  // the driver's own kick of a started ring
+    dev->set_kickfd(0, new_kick.get());
+    ASSERT_EQ(eventfd_write(new_kick.get(), 1), 0);
+    EXPECT_TRUE(eventually([&] { return fw(0).kicks.total == before + 1; }));
+    uint64_t left = 0;
+    EXPECT_EQ(eventfd_read(new_kick.get(), &left), -1) << "the new fd's kick was not taken";
 }
 
 TEST_F(DeviceCore, BadFaultRulesAreRejectedClearly) {

@@ -108,6 +108,9 @@ public:
     void update_vring(const VringConfig& v);
     // The ring's interrupt eventfd (vhost's callfd; < 0: none).
     void set_callfd(uint16_t ring, int fd);
+    // The ring's kick eventfd as vhost holds it now (a SET_VRING_KICK may
+    // have replaced it on a running ring): the kick relay follows it.
+    void set_kickfd(uint16_t ring, int fd);
     // Interrupts: whether the virtqs raise them, and what the relay did.
     struct IrqStats {
         bool enabled = false;

@@ -158,8 +158,7 @@ Result<void> Device::Impl::configure(const GuestConfig& g, uint64_t seq) {
     if (kick_relay) {  // this start's kickfds; held kicks replay now
         std::vector<std::pair<uint16_t, int>> kicks;
         for (const auto& vr : g.vrings) kicks.emplace_back(vr.index, vr.kickfd);
-        if (auto k = kick_relay->set_rings(kicks); !k)
-            logf(LogLevel::Warning, "%s: kick relay: %s", name.c_str(), to_string(k.error()).c_str());
+        kick_relay->set_rings(kicks);
         kick_relay->set_open(true);
     }
     kick_started(start);
@@ -225,6 +224,7 @@ void Device::Impl::cleanup() {
     guest_valid = false;
     for (Vq& vq : vqs) vq.enabled = false;
     irqs.clear_callfds();
+    if (kick_relay) kick_relay->set_rings({});  // a hung-up fd of the frontend wakes nothing
     unregister_memory();  // vhost unmaps the regions after this
     // And its log: the next start clears the virtqs' bitmap fields
     // (start_attr), then the registration goes.
@@ -267,6 +267,19 @@ void Device::set_callfd(uint16_t ring, int fd) {
     const int dup = dup_into(fd, *owned);
     d.strand->post([&d, ring, dup, owned] {
         d.irqs.set_callfd(ring, dup, d.name);
+        return Result<void>{};
+    });
+}
+
+void Device::set_kickfd(uint16_t ring, int fd) {
+    Impl& d = *impl_;
+    if (!d.kick_relay) return;
+    auto owned = std::make_shared<std::vector<UniqueFd>>();
+    const int dup = dup_into(fd, *owned);
+    d.strand->post([&d, ring, dup, owned] {
+        // Before the first start there is nothing to follow: the start
+        // watches every ring's fd.
+        if (d.guest_valid) d.kick_relay->set_ring(ring, dup);
         return Result<void>{};
     });
 }

@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 
@@ -36,24 +37,42 @@ KickRelay::~KickRelay() {
     if (map_) munmap(map_, map_len_);
 }
 
-Result<void> KickRelay::set_rings(const std::vector<std::pair<uint16_t, int>>& rings) {
+void KickRelay::set_rings(const std::vector<std::pair<uint16_t, int>>& rings) {
     std::lock_guard lk(mu_);
-    for (Ring& r : rings_) loop_.del(r.fd.get());
-    rings_.clear();
-    ++gen_;
-    for (auto [index, fd] : rings) {
-        if (fd < 0) continue;
-        int d = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-        if (d < 0) return fail(Errc::System, "kick relay: dup kickfd: errno " + std::to_string(errno));
-        Ring r;
-        r.index = index;
-        r.fd = UniqueFd(d);
-        MLX5A_CHECK(loop_.add(d, key_of(gen_, index)));
-        rings_.push_back(std::move(r));
-        // A kick may have been written before we watched: the device
-        // rescans the ring on the first doorbell anyway.
-    }
-    return {};
+    while (!rings_.empty()) unwatch_locked(rings_.begin());
+    for (auto [index, fd] : rings) watch_locked(index, fd);
+    // A kick may have been written before we watched: the device rescans
+    // the ring on the first doorbell anyway.
+}
+
+void KickRelay::set_ring(uint16_t index, int fd) {
+    std::lock_guard lk(mu_);
+    auto it = std::find_if(rings_.begin(), rings_.end(), [&](const Ring& r) { return r.index == index; });
+    if (it != rings_.end()) unwatch_locked(it);
+    watch_locked(index, fd);
+}
+
+void KickRelay::watch_locked(uint16_t index, int fd) {
+    if (fd < 0) return;
+    auto refuse = [&](const std::string& why) {
+        ++stats_.dropped;
+        logf(LogLevel::Error, "%s: vring %u: kickfd %d is not watched (%s): its kicks are not relayed",
+             name_.c_str(), index, fd, why.c_str());
+    };
+    Ring r;
+    r.index = index;
+    r.fd = UniqueFd(fcntl(fd, F_DUPFD_CLOEXEC, 0));
+    if (!r.fd.valid()) return refuse("dup: errno " + std::to_string(errno));
+    // Read only when readable, yet never trusted not to block.
+    if (auto nb = set_nonblocking(r.fd.get(), "kickfd"); !nb) return refuse(to_string(nb.error()));
+    r.gen = ++gen_;
+    if (auto a = loop_.add(r.fd.get(), key_of(r.gen, index)); !a) return refuse(to_string(a.error()));
+    rings_.push_back(std::move(r));
+}
+
+void KickRelay::unwatch_locked(std::vector<Ring>::iterator it) {
+    loop_.del(it->fd.get());
+    rings_.erase(it);
 }
 
 void KickRelay::set_open(bool open) {
@@ -86,24 +105,35 @@ void KickRelay::ring_doorbell(uint16_t index) {
     ++stats_.doorbells;
 }
 
-void KickRelay::on_kick(uint64_t key) {
+void KickRelay::on_event(uint64_t key, uint32_t events) {
     std::lock_guard lk(mu_);
-    if ((key >> 16) != gen_) return;  // an fd replaced since
-    for (Ring& r : rings_) {
-        if (r.index != uint16_t(key & 0xffff)) continue;
-        // One read takes the whole eventfd counter (readable: it will not
-        // block even if the frontend's fd is blocking).
-        uint64_t n;
-        if (read(r.fd.get(), &n, sizeof n) != ssize_t(sizeof n)) return;
+    const uint16_t index = uint16_t(key & 0xffff);
+    auto it = std::find_if(rings_.begin(), rings_.end(), [&](const Ring& r) {
+        return r.index == index && r.gen == uint32_t(key >> 16);
+    });
+    if (it == rings_.end()) return;  // an fd replaced since
+    // One read takes the whole eventfd counter; any other fd's bytes count
+    // as one kick.
+    uint64_t n;
+    const ssize_t got = read(it->fd.get(), &n, sizeof n);
+    if (got > 0) {
         ++stats_.kicks;
         if (open_) {
-            ring_doorbell(r.index);
+            ring_doorbell(index);
         } else {
-            r.held = true;
+            it->held = true;
             ++stats_.held;
         }
         return;
     }
+    const int err = got < 0 ? errno : 0;
+    if (got < 0 && err == EAGAIN && !(events & (EPOLLHUP | EPOLLERR))) return;  // taken already
+    // End of file, an error or a hang-up: level-triggered, it would wake
+    // this thread forever.
+    ++stats_.dropped;
+    logf(LogLevel::Error, "%s: vring %u: kickfd %s (errno %d): no longer watched until the "
+         "frontend sets a new one", name_.c_str(), index, got == 0 ? "hung up" : "failed", err);
+    unwatch_locked(it);
 }
 
 void KickRelay::run(std::stop_token stop) {
@@ -115,7 +145,7 @@ void KickRelay::run(std::stop_token stop) {
             return;
         }
         for (int i = 0; i < n; i++)
-            if (evs[i].data.u64 != EpollThread::kStopKey) on_kick(evs[i].data.u64);
+            if (evs[i].data.u64 != EpollThread::kStopKey) on_event(evs[i].data.u64, evs[i].events);
     }
 }
 
