@@ -105,6 +105,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{{"emu", "cx7"}, {"bogus", "1"}}, "unknown devarg 'bogus'"},
         BadCase{{{"emu", "cx7"}, {"emu_warp", "1"}}, "with emu_* keys: emu spec: unknown key 'warp'", true},
         BadCase{{{"emu", "cx7"}, {"emu_modify_us", "99999999"}}, "modify_us out of range", true},
+        // Nothing steps a manual clock for a driver: its probe would wait for ever.
+        BadCase{{{"emu", "cx7"}, {"emu_clock", "manual"}}, "clock=manual", true},
         BadCase{{{"emu", "cx7"}, {"emu_modify_us", "1,query_us=2"}}, "expected a single value"},
         BadCase{{{"dev", "08:00"}}, "expected a PCI address"},
         BadCase{{{"dev", "Mlx5-0"}}, "or an ibv device name"},

@@ -110,6 +110,11 @@ Result<void> check_emulator_spec(std::string_view spec) {
 #if MLX5ASYNC_HAVE_EMULATOR
     auto p = emu::parse_spec(spec);
     MLX5A_CHECK(p);
+    if (p->clock == emu::ClockKind::Manual)
+        return fail(Errc::InvalidArgument,
+                    "clock=manual moves the emulator's time only when a test steps it; nothing "
+                    "does for a driver, so the probe's first command (QUERY_HCA_CAP) would never "
+                    "complete: leave clock unset (steady)");
     return {};
 #else
     return fail(Errc::NotSupported, "emu=" + std::string(spec) +

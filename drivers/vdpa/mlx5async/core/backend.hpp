@@ -53,7 +53,8 @@ struct Backend {
 Result<Backend> open_backend(const DeviceConfig& cfg, const std::string& name);
 // "emu:cx7" / "rdma-core:0000:08:00.2".
 std::string backend_label(const DeviceConfig& cfg, const devx::DevxApi* api);
-// Checks an emulator spec ("cx7,modify_us=0") as the emulator will read it.
+// Checks an emulator spec a driver opens ("cx7,modify_us=0"), as the emulator
+// will read it; a manual clock is for tests that step it and is refused.
 Result<void> check_emulator_spec(std::string_view spec);
 bool have_emulator() noexcept;
 
