@@ -40,8 +40,14 @@ Result<uint16_t> opcode_of(std::string_view op) {
     if (op == "modify") return uint16_t(Opcode::MODIFY_GENERAL_OBJECT);
     if (op == "query") return uint16_t(Opcode::QUERY_GENERAL_OBJECT);
     if (op == "destroy") return uint16_t(Opcode::DESTROY_GENERAL_OBJECT);
-    return fail(Errc::InvalidArgument,
-                "fault rule: op=" + std::string(op) + ": expected create|modify|query|destroy");
+    // Memory registration: mlx5dv_devx_umem_reg/dereg are these commands.
+    if (op == "create_mkey") return uint16_t(Opcode::CREATE_MKEY);
+    if (op == "destroy_mkey") return uint16_t(Opcode::DESTROY_MKEY);
+    if (op == "create_umem") return uint16_t(Opcode::CREATE_UMEM);
+    if (op == "destroy_umem") return uint16_t(Opcode::DESTROY_UMEM);
+    return fail(Errc::InvalidArgument, "fault rule: op=" + std::string(op) +
+                                           ": expected create|modify|query|destroy|create_mkey|"
+                                           "destroy_mkey|create_umem|destroy_umem");
 }
 
 }  // namespace

@@ -220,14 +220,23 @@ bool Umem::own(PageBuffer& mem) noexcept {
     return true;
 }
 
-void Umem::reset() noexcept {
-    if (umem_) {
-        if (int r = api_->umem_dereg(umem_); r != 0)
-            logf(LogLevel::Error, "devx: umem_dereg id 0x%x failed: %s", umem_->umem_id,
-                 std::strerror(r < 0 ? -r : r));
-        umem_ = nullptr;
+int Umem::try_dereg() noexcept {
+    if (!umem_) return 0;
+    if (int r = api_->umem_dereg(umem_); r != 0) {
+        r = r < 0 ? -r : r;
+        logf(LogLevel::Error, "devx: umem_dereg id 0x%x failed: %s", umem_->umem_id, std::strerror(r));
+        return r;
     }
+    umem_ = nullptr;
     mem_ = {};  // after the deregistration
+    ext_ = nullptr;
+    size_ = 0;
+    return 0;
+}
+
+void Umem::reset() noexcept {
+    if (try_dereg() != 0) umem_ = nullptr;  // given up: the context's close frees it
+    mem_ = {};
     ext_ = nullptr;
     size_ = 0;
 }
@@ -268,13 +277,22 @@ Result<DevxObj> DevxObj::create(const Context& ctx, std::span<const std::byte> i
     return DevxObj(ctx.api(), obj, hdr ? hdr->obj_id : 0, obj_type);
 }
 
-int DevxObj::destroy() noexcept {
+int DevxObj::try_destroy() noexcept {
     if (!obj_) return 0;
     int r = api_->obj_destroy(obj_);
-    if (r != 0)
-        logf(LogLevel::Error, "devx: DESTROY %s obj 0x%x failed: %s",
-             prm::obj_type_name(obj_type_), obj_id_, std::strerror(r < 0 ? -r : r));
-    obj_ = nullptr;
+    if (r == 0) {
+        obj_ = nullptr;
+        return 0;
+    }
+    r = r < 0 ? -r : r;
+    logf(LogLevel::Error, "devx: DESTROY %s obj 0x%x failed: %s", prm::obj_type_name(obj_type_),
+         obj_id_, std::strerror(r));
+    return r;
+}
+
+int DevxObj::destroy() noexcept {
+    const int r = try_destroy();
+    obj_ = nullptr;  // given up: the context's close frees it
     return r;
 }
 

@@ -138,6 +138,10 @@ public:
     uint32_t id() const noexcept { return umem_ ? umem_->umem_id : 0; }
     std::byte* data() const noexcept { return mem_ ? mem_.data() : ext_; }
     size_t size() const noexcept { return size_; }
+    explicit operator bool() const noexcept { return umem_ != nullptr; }
+    // Deregisters now; on failure keeps the umem (and its buffer) so that it
+    // can be tried again. Returns the errno, 0 on success.
+    int try_dereg() noexcept;
     void reset() noexcept;
 
 private:
@@ -175,6 +179,9 @@ public:
     mlx5dv_devx_obj* release() noexcept { return std::exchange(obj_, nullptr); }
     // Destroys now; returns the destroy errno (0 on success), logged on failure.
     int destroy() noexcept;
+    // Destroys now; on failure keeps the handle (DevX frees it only on
+    // success) so that the destroy can be tried again.
+    int try_destroy() noexcept;
     void reset() noexcept { (void)destroy(); }
 
 private:

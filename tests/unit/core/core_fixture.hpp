@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -80,6 +81,26 @@ inline GuestConfig guest_rings(uint32_t rings, uint16_t avail0 = 0) {
     }
     return g;
 }
+
+// A sparse memfd mapped shared, as QEMU's guest RAM.
+struct SparseGuest {
+    explicit SparseGuest(uint64_t bytes) : bytes(bytes) {
+        fd = memfd_create("core-test-guest", MFD_CLOEXEC);
+        EXPECT_GE(fd, 0);
+        EXPECT_EQ(ftruncate(fd, off_t(bytes)), 0);
+        void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+        EXPECT_NE(p, MAP_FAILED);
+        base = uint64_t(uintptr_t(p));
+    }
+    ~SparseGuest() {
+        munmap(reinterpret_cast<void*>(base), bytes);
+        close(fd);
+    }
+    SparseGuest(const SparseGuest&) = delete;
+    SparseGuest& operator=(const SparseGuest&) = delete;
+    uint64_t bytes, base = 0;
+    int fd = -1;
+};
 
 struct Fixture : ::testing::Test {
     std::unique_ptr<Device> dev;

@@ -18,26 +18,9 @@ namespace mlx5async::core {
 namespace {
 
 using testing_support::Fixture;
+using testing_support::SparseGuest;
 constexpr uint64_t kGiB = 1ull << 30;
 constexpr unsigned kRingUmems = 4;  // a ring's own: its virtq's three, its event QP's
-
-// A sparse memfd mapped shared, as QEMU's guest RAM.
-struct SparseGuest {
-    explicit SparseGuest(uint64_t bytes) : bytes(bytes) {
-        fd = memfd_create("guest-memory-test", MFD_CLOEXEC);
-        EXPECT_GE(fd, 0);
-        EXPECT_EQ(ftruncate(fd, off_t(bytes)), 0);
-        void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
-        EXPECT_NE(p, MAP_FAILED);
-        base = uint64_t(uintptr_t(p));
-    }
-    ~SparseGuest() {
-        munmap(reinterpret_cast<void*>(base), bytes);
-        close(fd);
-    }
-    uint64_t bytes, base = 0;
-    int fd = -1;
-};
 
 struct GuestMemory : Fixture {
     // `rings` rings at the start of guest memory; regions as given.

@@ -39,6 +39,19 @@ TEST(FaultRuleText, ParsesEachShape) {
     EXPECT_TRUE(r->clear);
 }
 
+TEST(FaultRuleText, MemoryRegistrationCommandsAreTargets) {
+    const std::pair<const char*, prm::Opcode> ops[] = {
+        {"create_mkey", prm::Opcode::CREATE_MKEY},   {"destroy_mkey", prm::Opcode::DESTROY_MKEY},
+        {"create_umem", prm::Opcode::CREATE_UMEM},   {"destroy_umem", prm::Opcode::DESTROY_UMEM},
+    };
+    for (auto [word, opcode] : ops) {
+        auto r = parse_fault_rule(std::string("op=") + word + " nth=2 status=0x3");
+        ASSERT_TRUE(r && r->rule) << word;
+        EXPECT_EQ(*r->rule->match.opcode, uint16_t(opcode)) << word;
+    }
+    EXPECT_NE(error_of("op=mkey status=1").find("create_mkey"), std::string::npos);
+}
+
 TEST(FaultRuleText, NumbersThatDoNotFitAreRefusedNotTruncated) {
     EXPECT_EQ(error_of("op=modify vq=65536 status=9"), "fault rule: vq=65536: expected a number in 0..65535");
     EXPECT_EQ(error_of("vq=1 error_type=300"), "fault rule: error_type=300: expected a number in 0..255");

@@ -128,6 +128,7 @@ Device::~Device() {
     d.kick_relay.reset();  // unmaps its view of the doorbell page first
     if (d.cmds) d.cmds->shutdown();
     d.vqs.clear();
+    d.unreleased.clear();
     if (d.mem) d.mem->reset();
     if (d.dirty) d.dirty->reset();  // its mkey holds the PD
     d.irqs.reset();
@@ -174,9 +175,20 @@ Result<std::unique_ptr<Device>> Device::open(const DeviceConfig& cfg, std::strin
     d.mem = std::make_unique<GuestMemory>(*d.cmds, d.ctx, d.transport.pdn(), d.name);
     d.dirty = std::make_unique<DirtyLogging>(*d.mem, d.ctx, d.transport.pdn());
     // Taken on the strand, destroyed here: no control operation or query
-    // waits for the old objects' destroys.
+    // waits for the old objects' destroys. What the device refuses to
+    // destroy goes back to the strand, for the next release to try again.
     d.releaser = std::make_unique<DeferredRelease>([&d] {
         auto gone = d.strand->post([&d] { return Result<std::vector<MemRegistration>>(d.take_unreferenced()); }).wait();
+        if (!gone) return;
+        std::erase_if(*gone, [](MemRegistration& r) { return r.release(); });
+        if (gone->empty()) return;
+        auto kept = std::make_shared<std::vector<MemRegistration>>(std::move(*gone));
+        d.strand->post([&d, kept] {
+            logf(LogLevel::Warning, "%s: %zu old memory registrations keep objects the device did not "
+                 "destroy: tried again at the next release", d.name.c_str(), kept->size());
+            for (MemRegistration& r : *kept) d.unreleased.push_back(std::move(r));
+            return Result<void>{};
+        });
     });
     d.vqs.create(d.vcaps.max_num_virtio_queues, d.name);
     MLX5A_CHECK(d.start_events());

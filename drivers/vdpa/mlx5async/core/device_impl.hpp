@@ -74,6 +74,9 @@ struct Device::Impl {
     std::unique_ptr<Commands> cmds;
     std::unique_ptr<GuestMemory> mem;
     std::unique_ptr<DirtyLogging> dirty;
+    // Strand: registrations no virtq names whose destroy the device refused
+    // (objects kept with their handles), tried again at every release.
+    std::vector<MemRegistration> unreleased;
     VirtqTable vqs;  // index = virtq number, size = max virtqs
     devx::EventChannel events;                // OBJECT_CHANGE per virtq (cookie = ring)
     std::unique_ptr<ErrorRecovery> recovery;  // its thread posts to the strand
@@ -138,6 +141,9 @@ struct Device::Impl {
     void cleanup();
     Result<void> flush_vring_states(std::vector<RingIndexes>& disabled);
     Result<void> set_dirty_logging(bool on, const DirtyLog& log);
+    // Strand: destroys every registration no virtq names now (the ones the
+    // device refused before included); what it refuses again stays.
+    void release_unreferenced();
     Result<void> suspend_all();
     Result<void> resume_all();
     Result<prm::VirtqCounters> counters(uint16_t ring);

@@ -229,7 +229,10 @@ void Device::Impl::cleanup() {
     // And its log: the next start clears the virtqs' bitmap fields
     // (start_attr), then the registration goes.
     dirty->forget();
-    (void)take_unreferenced();
+    release_unreferenced();
+    // A release still running hands back what the device refuses: one more
+    // run takes it.
+    releaser->request();
 }
 
 void Device::set_vring_state(uint16_t ring, bool enable) {
@@ -393,7 +396,7 @@ Result<void> Device::Impl::set_dirty_logging(bool on, const DirtyLog& log) {
             first = unexpected(e.steps[0].error());
         }
     }
-    (void)take_unreferenced();
+    release_unreferenced();
     if (on)
         logf(LogLevel::Info, "%s: dirty logging on: log 0x%llx +%llu, %zu virtqs%s", name.c_str(),
              static_cast<unsigned long long>(log.host_addr), static_cast<unsigned long long>(log.size),
@@ -483,7 +486,17 @@ std::vector<MemRegistration> Device::Impl::take_unreferenced() {
     auto out = mem->take_unnamed(named_by(&prm::VirtqAttr::virtio_q_mkey));
     for (MemRegistration& r : dirty->take_unnamed(named_by(&prm::VirtqAttr::dirty_bitmap_mkey)))
         out.push_back(std::move(r));
+    for (MemRegistration& r : unreleased) out.push_back(std::move(r));
+    unreleased.clear();
     return out;
+}
+
+void Device::Impl::release_unreferenced() {
+    for (MemRegistration& r : take_unreferenced())
+        if (!r.release()) unreleased.push_back(std::move(r));
+    if (!unreleased.empty())
+        logf(LogLevel::Warning, "%s: %zu memory registrations keep objects the device did not "
+             "destroy: tried again at the next release", name.c_str(), unreleased.size());
 }
 
 // vhost: the memory table is about to be unmapped. Virtqs stop naming the
@@ -526,7 +539,7 @@ void Device::Impl::unregister_memory() {
         if (e.ok()) vq.attr.virtio_q_mkey = 0;
     }
     mem->retire_current();
-    (void)take_unreferenced();
+    release_unreferenced();
     if (mem->has_retired())
         logf(LogLevel::Warning, "%s: %zu guest-memory registrations still referenced", name.c_str(),
              mem->retired());

@@ -59,6 +59,18 @@ struct MemRegistration {
         mkey = 0;
     }
     bool empty() const noexcept { return mkey == 0; }
+    // Destroys in pin order, keeping what the device refused to destroy
+    // (an object that stays on the device keeps its handle, to be tried
+    // again): true when nothing is left.
+    bool release() noexcept {
+        if (indirect.try_destroy() != 0) return false;  // every direct mkey is still named
+        std::erase_if(direct, [](devx::DevxObj& o) { return o.try_destroy() == 0; });
+        std::erase_if(umems, [](devx::Umem& u) { return u.try_dereg() == 0; });
+        if (!direct.empty() || !umems.empty()) return false;
+        regions.clear();
+        mkey = 0;
+        return true;
+    }
 };
 
 
