@@ -85,7 +85,14 @@ void Frontend::send_ring(Ring& r) {
     irqs_.attach(int(r.index()), r.callfd());
     conn_.set_vring_state(SET_VRING_NUM, r.index(), r.size());
     conn_.set_vring_state(SET_VRING_BASE, r.index(), r.base());
-    conn_.set_vring_addr(r.addr(logging_));
+    VringAddr a = r.addr(logging_);
+    for (const BadAddr& b : bad_addrs_) {
+        if (b.ring != int(r.index())) continue;
+        if (b.part == "desc") a.desc_user_addr = b.hva;
+        if (b.part == "avail") a.avail_user_addr = b.hva;
+        if (b.part == "used") a.used_user_addr = b.hva;
+    }
+    conn_.set_vring_addr(a);
     conn_.set_vring_fd(SET_VRING_KICK, r.index(), r.kickfd());
     conn_.set_vring_fd(SET_VRING_CALL, r.index(), r.callfd());
 }
@@ -195,6 +202,23 @@ void Frontend::raw_vring_num(int i, uint32_t num) {
     Ring& r = ring(i);
     open_session();
     conn_.set_vring_state(SET_VRING_NUM, r.index(), num);
+}
+
+uint64_t Frontend::bad_addr(int i, const std::string& part, const std::string& kind) {
+    ring(i);  // checks the index
+    if (part != "desc" && part != "avail" && part != "used")
+        throw UsageError("bad-addr: part must be desc, avail or used");
+    uint64_t hva = 0;
+    if (kind == "outside") {
+        hva = 0x1000;  // the zero page's neighbour: never one of our mappings
+    } else if (kind == "straddle") {
+        const Region& r0 = mem_->regions().front();
+        hva = mem_->hva(r0.gpa + r0.size - 8);
+    } else {
+        throw UsageError("bad-addr: kind must be outside or straddle");
+    }
+    bad_addrs_.push_back({i, part, hva});
+    return hva;
 }
 
 void Frontend::kick(int i) {

@@ -59,6 +59,11 @@ public:
     void set_base(int ring, uint16_t b);  // -1: every ring
     // Fault injection: SET_VRING_NUM with any value (opens a session if needed).
     void raw_vring_num(int ring, uint32_t num);
+    // Fault injection: from the next start on, ring `ring`'s `part` (desc,
+    // avail or used) is sent at a user address outside every region
+    // ("outside") or in the last 8 bytes of region 0's mapping, so that it
+    // runs past its end ("straddle"). Returns the address sent.
+    uint64_t bad_addr(int ring, const std::string& part, const std::string& kind);
 
     bool started() const { return started_; }
     bool logging() const { return logging_; }
@@ -96,6 +101,12 @@ private:
     std::unique_ptr<GuestMemory> mem_;
     std::vector<std::unique_ptr<Ring>> rings_;
     std::vector<bool> enabled_;     // what the guest wants per ring
+    struct BadAddr {
+        int ring;
+        std::string part;
+        uint64_t hva;
+    };
+    std::vector<BadAddr> bad_addrs_;  // SET_VRING_ADDR overrides (bad_addr)
     Conn conn_;
     bool session_ = false;          // handshake done on this connection
     bool started_ = false;

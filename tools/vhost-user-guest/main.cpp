@@ -39,6 +39,9 @@ const char* kUsage =
     "  base R|all IDX       ring start index (while stopped)\n"
     "  post-tx R N LEN | post-rx R N | used R | bad-desc R | kick R\n"
     "  set-num R NUM        SET_VRING_NUM with any value (fault injection)\n"
+    "  bad-addr R desc|avail|used outside|straddle\n"
+    "                       from the next start, that ring part's SET_VRING_ADDR address\n"
+    "                       lies outside every region, or runs past region 0's end\n"
     "  irqs                 signals counted per ring on the callfds (all connections)\n"
     "  wait-irq R N MS      until ring R's signal count is N (absolute), at most MS ms\n"
     "  no-irq R|all on|off  VRING_AVAIL_F_NO_INTERRUPT in avail->flags (default off)\n"
@@ -183,6 +186,13 @@ std::string Commands::session_command(const std::string& cmd, std::istringstream
         uint16_t b = uint16_t(num(in, "index", 0, 65535));
         fe_.set_base(r, b);
         return ok + "}";
+    }
+    if (cmd == "bad-addr") {
+        int r = ring_arg(in);
+        std::string part, kind;
+        in >> part >> kind;
+        const uint64_t hva = fe_.bad_addr(r, part, kind);
+        return ok + ",\"ring\":" + std::to_string(r) + ",\"hva\":" + hex(hva) + "}";
     }
     if (cmd == "set-num") {
         int r = ring_arg(in);

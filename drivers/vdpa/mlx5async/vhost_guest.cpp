@@ -14,15 +14,14 @@ namespace {
 
 // vhost gives ring addresses as pointers into this process; the device sees
 // guest physical addresses.
-Result<uint64_t> hva_to_gpa(const rte_vhost_memory& mem, const void* p, const char* what, int ring) {
+Result<uint64_t> hva_to_gpa(const rte_vhost_memory& mem, const void* p, const char* what) {
     uint64_t hva = reinterpret_cast<uint64_t>(p);
     for (uint32_t i = 0; i < mem.nregions; i++) {
         const rte_vhost_mem_region& r = mem.regions[i];
         if (hva >= r.host_user_addr && hva < r.host_user_addr + r.size)
             return hva - r.host_user_addr + r.guest_phys_addr;
     }
-    return fail(Errc::InvalidArgument, "vring " + std::to_string(ring) + " " + what +
-                                           " address is outside guest memory");
+    return fail(Errc::InvalidArgument, std::string(what) + " address is outside guest memory");
 }
 
 struct FreeMem {
@@ -38,26 +37,35 @@ Result<MemTable> mem_table(int vid) {
 }
 
 // Ring `i` as vhost holds it, in guest physical addresses; NotFound when
-// the frontend has not set it up.
+// the frontend has not set it up. A ring set up with addresses vhost could
+// not map, or that lie outside the memory table, comes back `unusable`
+// (the device refuses it by name; the others start).
 Result<core::VringConfig> vring_config(int vid, const rte_vhost_memory& mem, uint16_t i) {
     rte_vhost_vring vr{};
-    if (rte_vhost_get_vhost_vring(vid, i, &vr) != 0 || !vr.desc)
+    if (rte_vhost_get_vhost_vring(vid, i, &vr) != 0 || vr.size == 0)
         return fail(Errc::NotFound, "vring " + std::to_string(i) + " is not set up");
     core::VringConfig c;
     c.index = i;
     c.size = vr.size;
-    auto d = hva_to_gpa(mem, vr.desc, "desc", i);
-    MLX5A_CHECK(d);
-    auto a = hva_to_gpa(mem, vr.avail, "avail", i);
-    MLX5A_CHECK(a);
-    auto u = hva_to_gpa(mem, vr.used, "used", i);
-    MLX5A_CHECK(u);
-    c.desc_gpa = *d;
-    c.avail_gpa = *a;
-    c.used_gpa = *u;
     rte_vhost_get_vring_base(vid, i, &c.last_avail_idx, &c.last_used_idx);
     c.kickfd = vr.kickfd;
     c.callfd = vr.callfd;
+    if (!vr.desc || !vr.avail || !vr.used) {
+        c.unusable = "vhost could not map its addresses into guest memory (desc, avail or used "
+                     "lies outside the regions or runs past one's end)";
+        return c;
+    }
+    auto d = hva_to_gpa(mem, vr.desc, "desc");
+    auto a = hva_to_gpa(mem, vr.avail, "avail");
+    auto u = hva_to_gpa(mem, vr.used, "used");
+    for (const auto* r : {&d, &a, &u})
+        if (!*r) {
+            c.unusable = r->error().what;
+            return c;
+        }
+    c.desc_gpa = *d;
+    c.avail_gpa = *a;
+    c.used_gpa = *u;
     return c;
 }
 

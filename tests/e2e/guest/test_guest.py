@@ -364,6 +364,27 @@ def case_hostile_table(args):
         g.quit()
 
 
+def case_bad_rings(args):
+    """A ring whose addresses the device cannot use (outside every region,
+    or running past region 0's end; desc, avail or used) is refused by
+    name at dev_conf, and every other ring starts: one rule, whatever
+    vhost could or could not map of it."""
+    with guest_session(args) as s:
+        host, sock = s.host, s.sock
+        for part, kind in (("desc", "outside"), ("avail", "straddle"), ("used", "outside"),
+                           ("desc", "straddle")):
+            g = s.track(Guest(args.guest, sock))
+            g.cmd(f"bad-addr 3 {part} {kind}")
+            g.cmd("start")
+            host.read_until(lambda l: "vring 3 refused" in l, 60)
+            assert host.cmd(f"wait-ready {RINGS - 1} 60", timeout=90)["rdy"] == RINGS - 1
+            st = vq_states(host.cmd("info"))
+            assert st[3] != RDY, (part, kind, st)
+            assert all(st[i] == RDY for i in range(RINGS) if i != 3), (part, kind, st)
+            g.quit()
+            assert host.cmd("wait-vid 0 60", timeout=90)["ok"]
+
+
 def case_bad_guest(args):
     """A guest posts a transmit descriptor outside its memory: the device puts
     that virtq in ERR (OBJECT_CHANGE), the PMD re-creates it from the hardware
@@ -406,7 +427,7 @@ def case_bad_guest(args):
         g.quit()
 
 
-CASES = {"bad-guest": case_bad_guest, "reconnect": case_reconnect, "restart": case_restart,
+CASES = {"bad-guest": case_bad_guest, "bad-rings": case_bad_rings, "reconnect": case_reconnect, "restart": case_restart,
          "hostile-table": case_hostile_table, "pairs": case_pairs, "log": case_log,
          "errors": case_errors}
 

@@ -5,9 +5,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <mutex>
 #include <regex>
 #include <string>
 
+#include "common/base/log_sink.hpp"
 #include "common/prm/opcodes.hpp"
 #include "core_fixture.hpp"
 #include "emu/faults.hpp"
@@ -282,6 +285,34 @@ TEST_F(GuestMemory, ReuseNeedsTheSameBackingFileAndOffset) {
     ASSERT_TRUE(dev->configure(g));
     EXPECT_EQ(umem_creates(), first + 2 * n);
     EXPECT_EQ(phases(4), std::vector<VqPhase>(4, VqPhase::Ready));
+}
+
+// One rule for a ring the device cannot use: ring 1 runs past its region
+// into a hole, ring 2 came from vhost unusable (it could not map it, so it
+// never enabled it): each is refused by name, and the others start.
+TEST_F(GuestMemory, ARingTheDeviceCannotUseIsRefusedByNameAndTheOthersStart) {
+    SparseGuest ram(64ull << 20);
+    open("cx7", 2);
+    auto g = guest_with(4, {{0, 32ull << 20, ram.base}, {64ull << 20, 32ull << 20, ram.base + (32ull << 20)}});
+    g.vrings[1].desc_gpa = (32ull << 20) - 0x800;  // 4 KiB of descriptors, half past the end
+    g.vrings[2].unusable = "vhost could not map its addresses into guest memory";
+    for (uint16_t r : {0, 1, 3}) dev->set_vring_state(r, true);
+    std::vector<std::string> lines;
+    std::mutex mu;
+    set_log_sink([&](LogLevel, std::string_view l) {
+        std::lock_guard lk(mu);
+        lines.emplace_back(l);
+    });
+    auto r = dev->configure(g);
+    set_log_sink(nullptr);
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().what.find("vring 1 refused: descriptor table"), std::string::npos) << r.error().what;
+    auto said = [&](const std::string& what) {
+        return std::any_of(lines.begin(), lines.end(), [&](const std::string& l) { return l.find(what) != std::string::npos; });
+    };
+    EXPECT_TRUE(said("vring 1 refused: descriptor table"));
+    EXPECT_TRUE(said("vring 2 refused: vhost could not map"));
+    EXPECT_EQ(phases(4), (std::vector<VqPhase>{VqPhase::Ready, VqPhase::Init, VqPhase::Init, VqPhase::Ready}));
 }
 
 }  // namespace

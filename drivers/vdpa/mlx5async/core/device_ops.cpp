@@ -112,11 +112,16 @@ Result<void> Device::Impl::configure(const GuestConfig& g, uint64_t seq) {
         // Enabled later (set_vring_state): it starts from this session's
         // vhost indexes, not from a previous session's suspend.
         vq.start_from_vhost = !vq.enabled;
-        if (!vq.enabled || vq.unsure()) continue;
-        if (auto ok = validate_vring(vr, table); !ok) {  // never started
+        // One rule for a ring the device cannot use, enabled or not (vhost
+        // never enables a ring it could not map): refused by name, never
+        // started, the others go on.
+        if (vr.unusable.empty() && (!vq.enabled || vq.unsure())) continue;
+        if (auto ok = validate_vring(vr, table); !ok) {
+            logf(LogLevel::Error, "%s: %s", name.c_str(), ok.error().what.c_str());
             bad_ring = first_error(bad_ring, ok);
             continue;
         }
+        if (!vq.enabled || vq.unsure()) continue;
         start.push_back(vr.index);
         // A different ring size needs a new object (queue_size is not modifiable).
         if (vq.phase() != VqPhase::Absent && vq.size != vr.size) vqs.mark_for_recreation(vq);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "virtio_uapi.h"  // generated (virtio_uapi.py)
@@ -35,6 +36,9 @@ struct VringConfig {
     bool enabled = false;
     int kickfd = -1;
     int callfd = -1;
+    // Set up by the frontend, yet its addresses could not be read (vhost
+    // could not map them): why. The device refuses such a ring by name.
+    std::string unusable;
 };
 
 struct GuestConfig {

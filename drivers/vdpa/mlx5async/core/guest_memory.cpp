@@ -128,6 +128,7 @@ Result<void> validate_vring(const VringConfig& v, const std::vector<MemRegion>& 
     auto refuse = [&](const std::string& why) {
         return fail(Errc::InvalidArgument, "vring " + std::to_string(v.index) + " refused: " + why);
     };
+    if (!v.unusable.empty()) return refuse(v.unusable);
     if (v.size == 0 || v.size > 32768 || (v.size & (v.size - 1)))
         return refuse("size " + std::to_string(v.size) + " is not a power of two up to 32768");
     struct Area {
