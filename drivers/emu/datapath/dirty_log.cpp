@@ -2,6 +2,8 @@
 
 #include <atomic>
 
+#include "host_access.hpp"
+
 namespace mlx5async::emu::dp {
 
 DirtyLog::DirtyLog(const Translator& tr, const prm::VirtqAttr& a)
@@ -26,8 +28,12 @@ void DirtyLog::mark(uint64_t addr, size_t len) {
             continue;
         }
         // The frontend reads (and clears) the log concurrently: atomic or.
-        std::atomic_ref<uint8_t> b(*reinterpret_cast<uint8_t*>(spans->front().host));
-        b.fetch_or(uint8_t(1u << (page % 8)), std::memory_order_relaxed);
+        auto* b = reinterpret_cast<uint8_t*>(spans->front().host);
+        const uint8_t bit = uint8_t(1u << (page % 8));
+        if (!guarded([&] { std::atomic_ref<uint8_t>(*b).fetch_or(bit, std::memory_order_relaxed); })) {
+            failed_ = true;  // its file was truncated: the bit is lost
+            continue;
+        }
         ++marked_;
     }
 }

@@ -187,9 +187,11 @@ size_t net_hdr_len(const prm::VirtqAttr& a) {
     return a.virtio_version_1_0 || negotiated(a, prm::queue_feature_bits::MRG_RXBUF) ? 12 : 10;
 }
 
-LoopbackResult loopback(const Translator& tr, QueueIo& tx, QueueIo* rx, uint32_t budget) {
+namespace {
+
+LoopbackResult move_packets(const Translator& tr, QueueIo& tx, QueueIo* rx, uint32_t budget) {
     LoopbackResult res;
-    GuestMem txm(tr, tx.attr.virtio_q_mkey, tx.on_write);
+    GuestMem txm(tr, tx.attr.virtio_q_mkey, tx.on_write, &tx.host_fault);
     SplitRing txr = ring_of(txm, tx.attr);
     std::vector<std::byte> pkt;
     if (!rings_ok(txm, tx)) return res;
@@ -204,7 +206,7 @@ LoopbackResult loopback(const Translator& tr, QueueIo& tx, QueueIo* rx, uint32_t
             res.blocked = true;
             break;
         }
-        GuestMem rxm(tr, rx->attr.virtio_q_mkey, rx->on_write);
+        GuestMem rxm(tr, rx->attr.virtio_q_mkey, rx->on_write, &rx->host_fault);
         SplitRing rxr = ring_of(rxm, rx->attr);
         if (!rings_ok(rxm, *rx)) break;
         if (!txr.gather(*tc, pkt)) {
@@ -235,6 +237,16 @@ LoopbackResult loopback(const Translator& tr, QueueIo& tx, QueueIo* rx, uint32_t
         if (!complete(txr, tx, *tc, 0)) break;
         ++res.packets;
     }
+    return res;
+}
+
+}  // namespace
+
+LoopbackResult loopback(const Translator& tr, QueueIo& tx, QueueIo* rx, uint32_t budget) {
+    LoopbackResult res = move_packets(tr, tx, rx, budget);
+    // Whatever failed on a queue whose memory faulted, the memory is why.
+    if (tx.error && tx.host_fault) tx.error = error_type::kHostFault;
+    if (rx && rx->error && rx->host_fault) rx->error = error_type::kHostFault;
     return res;
 }
 

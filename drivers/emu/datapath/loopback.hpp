@@ -32,6 +32,7 @@ struct QueueIo {
     prm::VirtqCounters& ctr;
     const WriteObserver* on_write = nullptr;
     uint8_t error = 0;  // set when this queue hit a bad ring/descriptor
+    bool host_fault = false;  // an access to its memory faulted (host_access.hpp)
     FrameCounters* frames = nullptr;
     size_t max_frame = 0;  // 0: no limit
     // Told of a gratuitous ARP once it reached the receiver, before its TX

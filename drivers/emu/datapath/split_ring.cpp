@@ -3,6 +3,8 @@
 #include <atomic>
 #include <cstring>
 
+#include "host_access.hpp"
+
 namespace mlx5async::emu::dp {
 namespace {
 
@@ -14,12 +16,17 @@ constexpr size_t kUsedElemBytes = 8;
 
 }  // namespace
 
+bool GuestMem::fault() const {
+    if (faulted_) *faulted_ = true;
+    return false;
+}
+
 bool GuestMem::read(uint64_t addr, void* dst, size_t len) const {
     auto spans = tr_(mkey_, addr, len);
     if (!spans) return false;
     auto* d = static_cast<std::byte*>(dst);
     for (const HostSpan& s : *spans) {
-        std::memcpy(d, s.host, s.len);
+        if (!guarded_copy(d, s.host, s.len)) return fault();
         d += s.len;
     }
     return true;
@@ -30,7 +37,7 @@ bool GuestMem::write(uint64_t addr, const void* src, size_t len) const {
     if (!spans) return false;
     auto* p = static_cast<const std::byte*>(src);
     for (const HostSpan& s : *spans) {
-        std::memcpy(s.host, p, s.len);
+        if (!guarded_copy(s.host, p, s.len)) return fault();
         p += s.len;
     }
     if (on_write_ && *on_write_) (*on_write_)(addr, len);
@@ -52,7 +59,12 @@ std::optional<uint16_t> GuestMem::load_idx(uint64_t addr) const {
     uint16_t* p = spans ? idx_ptr(*spans) : nullptr;
     if (!p) return std::nullopt;
     // virtio: read avail->idx before the ring entries it publishes (acquire).
-    return std::atomic_ref<uint16_t>(*p).load(std::memory_order_acquire);
+    uint16_t v = 0;
+    if (!guarded([&] { v = std::atomic_ref<uint16_t>(*p).load(std::memory_order_acquire); })) {
+        fault();
+        return std::nullopt;
+    }
+    return v;
 }
 
 bool GuestMem::store_idx(uint64_t addr, uint16_t v) const {
@@ -60,7 +72,8 @@ bool GuestMem::store_idx(uint64_t addr, uint16_t v) const {
     uint16_t* p = spans ? idx_ptr(*spans) : nullptr;
     if (!p) return false;
     // virtio §2.7.8: used elements are visible before used->idx moves (release).
-    std::atomic_ref<uint16_t>(*p).store(v, std::memory_order_release);
+    if (!guarded([&] { std::atomic_ref<uint16_t>(*p).store(v, std::memory_order_release); }))
+        return fault();
     if (on_write_ && *on_write_) (*on_write_)(addr, 2);
     return true;
 }

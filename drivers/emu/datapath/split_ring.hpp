@@ -39,15 +39,18 @@ inline constexpr uint8_t kChainTooLong = 0x04;  // all queue_size descriptors us
 inline constexpr uint8_t kDescIndex = 0x05;   // head or next index >= queue_size
 inline constexpr uint8_t kAvailIndex = 0x06;  // avail idx more than queue_size ahead
 inline constexpr uint8_t kDescFlags = 0x07;   // INDIRECT (not offered) or wrong direction
-inline constexpr uint8_t kDirtyLog = 0x08;    // dirty bitmap outside registered memory
+inline constexpr uint8_t kDirtyLog = 0x08;    // dirty bitmap outside registered memory, or gone (truncated)
 inline constexpr uint8_t kNetHdr = 0x09;      // NEEDS_CSUM with csum_start/offset outside the packet
+inline constexpr uint8_t kHostFault = 0x0a;   // registered memory gone from the host (file truncated)
 }  // namespace error_type
 
 // Guest memory through one mkey, with the observer told of every write.
+// Every access is guarded (host_access.hpp): one that faults fails, and
+// sets *faulted when given.
 class GuestMem {
 public:
-    GuestMem(const Translator& tr, uint32_t mkey, const WriteObserver* on_write)
-        : tr_(tr), mkey_(mkey), on_write_(on_write) {}
+    GuestMem(const Translator& tr, uint32_t mkey, const WriteObserver* on_write, bool* faulted = nullptr)
+        : tr_(tr), mkey_(mkey), on_write_(on_write), faulted_(faulted) {}
     bool read(uint64_t addr, void* dst, size_t len) const;
     bool write(uint64_t addr, const void* src, size_t len) const;
     // Little-endian 16-bit ring index, read with acquire / written with release.
@@ -61,6 +64,8 @@ private:
     const Translator& tr_;
     uint32_t mkey_;
     const WriteObserver* on_write_;
+    bool* faulted_;
+    bool fault() const;  // records a faulted access; false
 };
 
 // virtio 1.x §2.7.5 struct virtq_desc.

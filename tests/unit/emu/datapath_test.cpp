@@ -16,6 +16,7 @@
 
 #include "emu/datapath/datapath.hpp"
 #include "emu/datapath/dirty_log.hpp"
+#include "emu/datapath/host_access.hpp"
 #include "emu/datapath/loopback.hpp"
 #include "common/prm/mkey.hpp"
 #include "emu_fixture.hpp"
@@ -178,6 +179,23 @@ TEST_P(LoopbackBad, ErrorTypeCounterAndNoWrite) {
     EXPECT_EQ(rxio.error, 0);
 }
 
+// A frontend truncating the memfd behind guest memory: real hardware keeps
+// the pages it pinned; the emulator's access faults (SIGBUS), and the queue
+// fails with kHostFault instead of the process dying. The test touches the
+// guest's memory no more after the truncation.
+TEST_F(Loopback, MemoryTruncatedUnderTheDeviceFailsTheQueueNotTheProcess) {
+    tx.post_tx(payload(0, 64));
+    rx.post_rx();
+    const uint64_t faults = host_faults();
+    g.mem_pages.truncate();
+    LoopbackResult r = loopback(tr, txio, &rxio, 100);
+    EXPECT_EQ(r.packets, 0u);
+    EXPECT_EQ(txio.error, error_type::kHostFault);
+    EXPECT_TRUE(txio.host_fault);
+    EXPECT_EQ(txa.hw_available_index, 0);
+    EXPECT_GT(host_faults(), faults);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Cases, LoopbackBad,
     ::testing::Values(BadCase{"buffer", error_type::kBufferAddr, &prm::VirtqCounters::invalid_buffer},
@@ -215,6 +233,22 @@ TEST(DirtyLogUnit, MarksEveryPageOfARangeInTheVhostLayout) {
     EXPECT_EQ(g.log[2], std::byte(0));
 }
 
+
+TEST(DirtyLogUnit, ALogTruncatedUnderTheDeviceFailsTheMarkNotTheProcess) {
+    FakeGuest g;
+    Translator tr = g.translator();
+    prm::VirtqAttr a;
+    a.dirty_bitmap_dump_enable = true;
+    a.dirty_bitmap_mkey = kLogMkey;
+    a.dirty_bitmap_addr = kLogBase;
+    a.dirty_bitmap_size = uint32_t(g.log.size());
+    a.vhost_log_page = 12;
+    DirtyLog log(tr, a);
+    g.log_pages.truncate();
+    log.mark(0x3ffe, 4);
+    EXPECT_TRUE(log.failed());
+    EXPECT_EQ(log.marked(), 0u);
+}
 
 // --- the datapath of an emulated device --------------------------------------
 
@@ -425,6 +459,26 @@ TEST_F(Datapath, BadDescriptorMovesOnlyThatQueueToErrWithEvent) {
     EXPECT_EQ(tc.error_cqes, 1u);
     EXPECT_EQ(tc.completed_desc, 0u);
     EXPECT_EQ(g.writes, 0u);
+    EXPECT_EQ(dev_->datapath().stats().errors, 1u);
+    A.destroy_event_channel(ch);
+}
+
+// Through the device: the virtq whose memory the frontend truncated goes to
+// ERR (kHostFault, an OBJECT_CHANGE event) and the datapath thread lives on.
+TEST_F(Datapath, MemoryTruncatedUnderARunningQueueMovesItToErr) {
+    start_pair();
+    auto* ch = A.create_event_channel(ctx_, mlx5dv_devx_create_event_channel_flags(0));
+    ASSERT_NE(ch, nullptr);
+    uint16_t evs[] = {prm::kEventObjectChange};
+    ASSERT_EQ(A.subscribe_devx_event(ch, txq.obj, sizeof evs, evs, 0x78), 0);
+    rx.post_rx();
+    tx.post_tx(payload(0, 64));
+    g.mem_pages.truncate();
+    ASSERT_TRUE(dev_->kick(txq.id));
+    ASSERT_TRUE(readable(ch->fd, 20000));
+    auto info = dev_->virtq_info(txq.id);
+    EXPECT_EQ(info->state, VirtqState::ERR);
+    EXPECT_EQ(info->error_type, error_type::kHostFault);
     EXPECT_EQ(dev_->datapath().stats().errors, 1u);
     A.destroy_event_channel(ch);
 }

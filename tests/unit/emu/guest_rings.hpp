@@ -4,6 +4,9 @@
 // writable descriptor), packet payloads with sequence numbers.
 #pragma once
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -35,22 +38,34 @@ inline constexpr uint64_t kQueueStride = 0x100000;  // per queue: rings, then bu
 inline constexpr uint16_t kSize = 256, kSlots = 128;
 inline constexpr size_t kHdr = 12;
 
-// Guest memory and the dirty bitmap, reachable only through their mkeys.
+// Guest memory and the dirty bitmap, reachable only through their mkeys,
+// each in a memfd as vhost-user hands them over (so a test can truncate
+// one under the device).
 struct FakeGuest {
-    // Page-aligned, as memory a umem registers.
-    static std::span<std::byte> alloc_pages(size_t n) {
-        auto* p = static_cast<std::byte*>(std::aligned_alloc(4096, (n + 4095) & ~size_t(4095)));
-        std::memset(p, 0, n);
-        return {p, n};
-    }
-    std::span<std::byte> mem = alloc_pages(kMemBytes);
-    std::span<std::byte> log = alloc_pages((kBase + kMemBytes) / 4096 / 8);
+    struct Pages {
+        int fd = -1;
+        size_t mapped = 0;
+        std::span<std::byte> span;  // n bytes, page-aligned as memory a umem registers
+        explicit Pages(size_t n) : mapped((n + 4095) & ~size_t(4095)) {
+            fd = memfd_create("fake-guest", MFD_CLOEXEC);
+            if (fd < 0 || ftruncate(fd, off_t(mapped)) != 0) std::abort();
+            void* p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+            if (p == MAP_FAILED) std::abort();
+            span = {static_cast<std::byte*>(p), n};
+        }
+        ~Pages() {
+            munmap(span.data(), mapped);
+            close(fd);
+        }
+        // What a frontend can do to its memfd under the device.
+        void truncate() { (void)!ftruncate(fd, 0); }
+    };
+    Pages mem_pages{kMemBytes};
+    Pages log_pages{(kBase + kMemBytes) / 4096 / 8};
+    std::span<std::byte> mem = mem_pages.span;
+    std::span<std::byte> log = log_pages.span;
     FakeGuest() = default;
     FakeGuest(const FakeGuest&) = delete;
-    ~FakeGuest() {
-        std::free(mem.data());
-        std::free(log.data());
-    }
     std::atomic<uint64_t> writes{0};
     std::mutex mu;  // pages written (observer)
     std::condition_variable cv;
