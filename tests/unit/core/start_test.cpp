@@ -5,11 +5,14 @@
 // while its start is queued leaves nothing behind.
 #include <gtest/gtest.h>
 
+#include <sys/eventfd.h>
+
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
 
 #include "core_fixture.hpp"
+#include "tests/support/proc_counts.hpp"
 
 namespace mlx5async::core {
 namespace {
@@ -160,6 +163,48 @@ TEST_F(Start, AFrontendLeavingWhileItsStartIsQueuedLeavesNothing) {
     EXPECT_EQ(c.umems, base.umems);
     EXPECT_EQ(c.virtqs, base.virtqs);
     for (uint16_t i = 0; i < 4; i++) EXPECT_EQ(fw(i).state, prm::VirtqState::SUSPEND) << i;
+}
+
+// A frontend that leaves (dev_cleanup) takes back what it made the device
+// hold beyond its probe state: the virtq objects (and their umems and
+// counters) of rings the probe did not pre-create or of another ring size,
+// and the duplicates of its kick and call eventfds. The pre-created virtqs
+// of the probe's size stay for the next frontend.
+TEST_F(Start, ALeavingFrontendTakesWhatItMadeBeyondTheProbe) {
+    open("cx7", 2);  // virtqs 0-3 pre-created, 256 entries
+    const auto base = emu_dev().object_counts();
+    const size_t fds = mlx5async::testing::open_fd_count();
+    GuestConfig g = guest_in_ram(8);
+    g.vrings[1].size = 1024;  // a pre-created ring of another size: re-created
+    for (uint16_t i = 4; i < 8; i++) g.vrings[i].size = 1024;  // rings the probe did not make
+    seed_rings(g);
+    std::vector<int> efds;
+    for (auto& v : g.vrings) {
+        v.kickfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        v.callfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        efds.push_back(v.kickfd);
+        efds.push_back(v.callfd);
+    }
+    enable_all(8);
+    ASSERT_TRUE(dev->configure(g));
+    EXPECT_EQ(phases(8), std::vector<VqPhase>(8, VqPhase::Ready));
+    EXPECT_GT(emu_dev().object_counts().umems, base.umems);
+    std::vector<RingIndexes> out;
+    ASSERT_TRUE(dev->close(out));
+    for (int fd : efds) close(fd);  // vhost closes its own; the device's copies remain
+    dev->cleanup();
+    const auto c = emu_dev().object_counts();
+    EXPECT_EQ(c.virtqs, base.virtqs - 1);  // ring 1's object was of another size
+    EXPECT_EQ(c.counters, base.counters - 1);
+    EXPECT_EQ(c.mkeys, 0u);
+    const auto v = dev->vq_info();
+    for (uint16_t i = 4; i < 8; i++) EXPECT_EQ(v[i].phase, VqPhase::Absent) << i;
+    EXPECT_EQ(v[1].phase, VqPhase::Absent);  // its size was not the probe's
+    for (uint16_t i : {0, 2, 3}) EXPECT_EQ(v[i].phase, VqPhase::Suspended) << i;
+    // Ring 1's three umems went; the event QPs of the new rings stay with
+    // the device (interrupts.hpp), one umem each.
+    EXPECT_EQ(c.umems, base.umems - 3 + 4);
+    EXPECT_EQ(mlx5async::testing::open_fd_count(), fds);
 }
 
 }  // namespace

@@ -109,6 +109,8 @@ struct Device::Impl {
     Result<void> add_virtq_creates(ObjectBuild& o, devx::Batch& b);
     Result<void> take_virtq_creates(ObjectBuild& o, devx::BatchResult& r);
     Result<void> destroy_virtqs(devx::Batch&& destroys);
+    // The frontend left: the objects it made beyond the probe's go.
+    void release_frontend_objects();
     prm::VirtqAttr base_attr(const Vq& vq, uint16_t size) const;
 
     // virtq_events.cpp

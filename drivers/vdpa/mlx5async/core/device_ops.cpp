@@ -231,6 +231,7 @@ void Device::Impl::cleanup() {
     irqs.clear_callfds();
     if (kick_relay) kick_relay->set_rings({});  // a hung-up fd of the frontend wakes nothing
     unregister_memory();  // vhost unmaps the regions after this
+    release_frontend_objects();
     // And its log: the next start clears the virtqs' bitmap fields
     // (start_attr), then the registration goes.
     dirty->forget();

@@ -95,6 +95,53 @@ Result<void> Device::Impl::destroy_virtqs(devx::Batch&& destroys) {
     return first;
 }
 
+// Objects a frontend made beyond the probe's (rings the probe did not
+// pre-create, or another ring size) go when it leaves: their umems grow
+// with the ring size (several MiB at 32768 entries), and the next frontend
+// may never use those rings. The probe's pre-created virtqs stay. A virtq
+// whose state is unknown is left to unregister_memory(), which destroys it.
+void Device::Impl::release_frontend_objects() {
+    const uint32_t probe_rings = cfg.queues * 2;
+    std::vector<uint16_t> rings;
+    devx::Batch destroys;
+    for (Vq& vq : vqs) {
+        const bool probes = vq.index < probe_rings && vq.size == cfg.queue_size && vq.obj;
+        const bool holds = vq.obj || vq.counters || vq.umem[0] || vq.umem[1] || vq.umem[2];
+        if (probes || !holds || vq.unsure()) continue;
+        if (vq.obj) {
+            vqs.mark_for_recreation(vq);  // until its destroy succeeded
+            destroys.add(devx::Command::destroy(std::move(vq.obj), vq.index));
+        }
+        rings.push_back(vq.index);
+    }
+    if (rings.empty()) return;
+    Result<void> r = destroy_virtqs(std::move(destroys));  // a refused one keeps its object
+    devx::Batch counters;
+    for (uint16_t i : rings)
+        if (!vqs[i].obj && vqs[i].counters) counters.add(devx::Command::destroy(std::move(vqs[i].counters), i));
+    auto res = cmds->run(std::move(counters), BatchKind::Teardown, nullptr);
+    for (auto& e : res.entries) {
+        if (e.ok()) continue;
+        vqs[e.queue].counters = std::move(e.steps[0].obj);
+        r = first_error(r, unexpected(e.steps[0].error()));
+    }
+    size_t released = 0;
+    for (uint16_t i : rings) {
+        Vq& vq = vqs[i];
+        if (vq.obj) continue;
+        for (int n = 0; n < 3; n++) {
+            vq.umem[n].reset();  // deregistered before its memory goes
+            vq.umem_mem[n] = {};
+        }
+        released++;
+    }
+    if (!r)
+        logf(LogLevel::Warning, "%s: releasing the objects the frontend made: %s (kept, tried at the next "
+             "release)", name.c_str(), prm::describe(r.error()).c_str());
+    logf(LogLevel::Info, "%s: released the virtq objects of %zu rings beyond the probe's", name.c_str(),
+         released);
+}
+
 // What a virtq object names at CREATE: its three umems and its counters
 // object (with interrupts also its event QP: ensure_event_qps).
 Result<void> Device::Impl::add_virtq_resources(ObjectBuild& o, devx::Batch& b) {
