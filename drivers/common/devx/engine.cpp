@@ -63,6 +63,11 @@ void close_chain(std::vector<Command>& steps, std::vector<StepResult>& results, 
     }
 }
 
+void cancel_unissued(std::vector<Command>& steps, std::vector<StepResult>& results, size_t from) {
+    close_chain(steps, results, from, StepState::Cancelled);
+    if (from < results.size()) results[from].never_issued = true;
+}
+
 void tally(BatchResult& r) {
     r.done = r.failed = r.timed_out = r.cancelled = 0;
     for (const auto& e : r.entries)
@@ -196,6 +201,7 @@ void Engine::Impl::run_steps(Job& job) noexcept {
         if (!held) admit(throttled);
         held = true;
         held_throttled = throttled;
+        if (cut.load(std::memory_order_acquire) && (i == 0 || job.continue_async)) break;  // cut_short
         if (i == 0 && job.skip_if_stale) {
             uint8_t waiting = Job::kWaiting;
             if (!job.claim.compare_exchange_strong(waiting, Job::kIssued)) break;  // abandoned
@@ -357,10 +363,10 @@ BatchResult Engine::run(Batch&& batch, Clock::time_point deadline) {
     std::lock_guard lk(m.run_mu);
     auto t0 = Clock::now();
     BatchResult r;
-    if (m.closed.load()) {
+    if (m.closed.load() || m.cut.load()) {
         r = make_result_skeleton(batch);
         for (size_t e = 0; e < r.entries.size(); ++e)
-            close_chain(batch.entries()[e].steps, r.entries[e].steps, 0, StepState::Cancelled);
+            cancel_unissued(batch.entries()[e].steps, r.entries[e].steps, 0);
         tally(r);
         return r;
     }
@@ -411,6 +417,13 @@ void Engine::shutdown() noexcept {
     if (m.work_fd.valid()) m.wake_loop();  // a running async batch wakes up and returns
     std::lock_guard lk(m.run_mu);
     if (!m.released) m.release_all();
+}
+
+void Engine::cut_short(bool on) noexcept {
+    if (!impl_) return;
+    Impl& m = *impl_;
+    m.cut.store(on);
+    if (on && m.work_fd.valid()) m.wake_loop();  // a running async batch stops issuing
 }
 
 Strategy Engine::strategy() const noexcept { return impl_->opt.strategy; }

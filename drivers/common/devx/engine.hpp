@@ -117,6 +117,13 @@ public:
     // running batch return, joins the workers, drains what has completed and
     // releases the completion channel and fds. Idempotent.
     void shutdown() noexcept;
+    // While on, nothing more is issued: the running batch's steps that wait
+    // for admission or a worker end Cancelled (never_issued), its steps in
+    // flight complete as they would, and run() returns once they did; a
+    // run() meanwhile returns every step Cancelled. For work its caller
+    // abandons (a start the frontend stopped): the wait is bounded by the
+    // commands already in flight. Any thread.
+    void cut_short(bool on) noexcept;
 
     Strategy strategy() const noexcept;
     const EngineOptions& options() const noexcept;

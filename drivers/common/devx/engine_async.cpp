@@ -62,6 +62,8 @@ private:
     void on_job(std::unique_ptr<Job> job);
     void on_comp();
     void expire(StepState why);
+    void cut_now();
+    void cancel(uint32_t e);
     void arm_timer(Clock::time_point deadline, bool on);
     static void arm_at(UniqueFd& fd, Clock::time_point t);
     static void disarm(UniqueFd& fd);
@@ -95,6 +97,7 @@ private:
     // then, so that a batch whose commands hang still gets its workers
     // (epoll's own timeout: no timer syscalls in batches of microseconds).
     bool stall_check_ = false;
+    bool cut_ = false;  // Engine::cut_short: nothing more is issued
 };
 
 void AsyncRun::start() {
@@ -136,6 +139,7 @@ void AsyncRun::finish() {
 
 void AsyncRun::run(Clock::time_point deadline) {
     start();
+    if (m_.cut.load()) cut_now();
     dispatch();  // the first commands before the timer: one syscall less before they start
     bool timed = deadline != Clock::time_point::max();
     if (timed) arm_timer(deadline, true);
@@ -144,6 +148,8 @@ void AsyncRun::run(Clock::time_point deadline) {
             expire(StepState::Cancelled);
             break;
         }
+        if (!cut_ && m_.cut.load()) cut_now();
+        if (open_count_ == 0) break;
         dispatch();
         if (open_count_ == 0) break;
         if (take_jobs()) continue;  // jobs came back while we were busy: no sleep
@@ -265,6 +271,10 @@ void AsyncRun::issue(uint32_t e, bool slot_held) {
 
 // Step next_[e], a QUERY, was refused (EBUSY/EAGAIN) and holds no slot.
 void AsyncRun::on_busy(uint32_t e) {
+    if (cut_) {
+        in_flight_[e] = false;
+        return cancel(e);
+    }
     if (m_.slots.in_flight() > 0) {  // a completion will come and requeue it
         res_.entries[e].steps[next_[e]].state = StepState::Queued;
         in_flight_[e] = false;
@@ -332,7 +342,9 @@ bool AsyncRun::record(uint32_t e, StepResult r) {
 void AsyncRun::complete(uint32_t e, StepResult r) {
     in_flight_[e] = false;
     // Pipelined: the next step as soon as this one completed.
-    if (record(e, std::move(r))) ready_.push_front(e);
+    if (!record(e, std::move(r))) return;
+    if (cut_) return cancel(e);
+    ready_.push_front(e);
 }
 
 void AsyncRun::complete_query(uint32_t e, Outcome o) {
@@ -397,6 +409,7 @@ void AsyncRun::on_job(std::unique_ptr<Job> job) {
     }
     StepResult& r = res_.entries[e].steps[next_[e]];
     if (ran == 0 || job->query == Job::Continuation::NotReached) {  // the worker stopped before it
+        if (cut_) return cancel(e);
         ready_.push_front(e);
         return;
     }
@@ -479,6 +492,34 @@ void AsyncRun::expire(StepState why) {
     ready_.clear();
     busy_.clear();
     early_.clear();
+}
+
+// Entry e's step next_[e] was never issued and never will be.
+void AsyncRun::cancel(uint32_t e) {
+    if (!open_[e]) return;
+    cancel_unissued(entries_[e].steps, res_.entries[e].steps, next_[e]);
+    open_[e] = false;
+    --open_count_;
+}
+
+// Engine::cut_short: the entries waiting for admission, for an EBUSY retry
+// or in a job no worker started end here; those in flight complete.
+void AsyncRun::cut_now() {
+    cut_ = true;
+    for (uint32_t e : ready_) cancel(e);
+    for (uint32_t e : busy_) cancel(e);
+    ready_.clear();
+    busy_.clear();
+    for (uint32_t e = 0; e < entries_.size(); ++e) {
+        if (!open_[e] || !at_worker_[e] || !job_of_[e] || job_of_[e]->first_step != next_[e]) continue;
+        uint8_t waiting = Job::kWaiting;
+        if (!job_of_[e]->claim.compare_exchange_strong(waiting, Job::kAbandoned)) continue;
+        // Its job comes back unrun and is discarded (no longer this entry's).
+        at_worker_[e] = false;
+        job_of_[e] = nullptr;
+        in_flight_[e] = false;
+        cancel(e);
+    }
 }
 
 }  // namespace

@@ -20,6 +20,10 @@ BatchResult Engine::Impl::run_sequential(Batch&& b, Clock::time_point deadline) 
         auto& steps = entries[e].steps;
         auto& results = res.entries[e].steps;
         for (size_t k = 0; k < steps.size(); ++k) {
+            if (cut.load()) {
+                cancel_unissued(steps, results, k);
+                break;
+            }
             if (closed.load() || Clock::now() >= deadline) {
                 close_chain(steps, results, k, closed.load() ? StepState::Cancelled
                                                              : StepState::TimedOut);
@@ -60,7 +64,7 @@ namespace {
 void collect_chain(Job& job, std::vector<StepResult>& results, EngineStats& d) {
     for (size_t k = 0; k < job.steps.size(); ++k) {
         if (k >= job.outcomes.size() || !job.outcomes[k].ran) {
-            close_chain(job.steps, results, k, StepState::Cancelled);
+            cancel_unissued(job.steps, results, k);  // cut_short, or an earlier step failed
             return;
         }
         ++d.steps_issued;

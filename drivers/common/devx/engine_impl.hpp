@@ -117,6 +117,7 @@ struct Engine::Impl {
 
     std::mutex run_mu;  // one batch at a time; held by run() and by shutdown()
     std::atomic<bool> closed{false};  // the gate: no new batch, running one returns
+    std::atomic<bool> cut{false};     // cut_short(): nothing more is issued
     bool released = false;            // under run_mu: resources gone
     uint32_t gen = 0;                 // under run_mu: batch generation
     std::atomic<uint32_t> live_gen{0};  // the async batch running now (0: none); workers
@@ -164,6 +165,8 @@ StepResult step_identity(const Command& c);
 // hands destroy objects back.
 void close_chain(std::vector<Command>& steps, std::vector<StepResult>& results, size_t from,
                  StepState first);
+// close_chain(Cancelled) of steps never handed to the device (cut_short).
+void cancel_unissued(std::vector<Command>& steps, std::vector<StepResult>& results, size_t from);
 // Counts states into done/failed/..., logs each Failed/TimedOut step once.
 void tally(BatchResult& r);
 

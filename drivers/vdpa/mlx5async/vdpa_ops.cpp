@@ -102,7 +102,9 @@ int dev_conf(int vid) noexcept {
     const uint64_t seq = d->core->ledger().snapshot().start_seq;
     const size_t rings = g->vrings.size();
     auto r = d->core->start(*g, [d, vid, seq, rings](const Result<void>& res) {
-        if (!res)  // some rings may run still: those the error does not name
+        if (!res && res.error().code == Errc::Cancelled)  // a stop came first: expected
+            MLX5A_LOG(INFO, "vid %d: %s: %s", vid, d->core->name().c_str(), res.error().what.c_str());
+        else if (!res)  // some rings may run still: those the error does not name
             MLX5A_LOG(ERR, "vid %d: %s: start: %s", vid, d->core->name().c_str(),
                       prm::describe(res.error()).c_str());
         if (d->core->ledger().snapshot().start_rings == 0) return;

@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
+#include <thread>
 
 #include "core_fixture.hpp"
 #include "tests/support/proc_counts.hpp"
@@ -146,9 +147,10 @@ TEST(StartTwo, DevicesStartSideBySide) {
     EXPECT_LT(at(a, LedgerPhase::StartRequested), at(b, LedgerPhase::AllReady));
 }
 
-// The frontend leaves (dev_cleanup) while its start is still queued: the
-// cleanup runs after it, and leaves the device as before the start: no mkey,
-// no umem of guest memory, the virtqs suspended.
+// The frontend leaves (dev_cleanup) while its start is queued or running:
+// the start gives up (superseded, or abandoned with what it had not issued)
+// and the cleanup leaves the device as before the start: no mkey, no umem
+// of guest memory, no virtq running.
 TEST_F(Start, AFrontendLeavingWhileItsStartIsQueuedLeavesNothing) {
     emu_extra = ",modify_us=50000";
     open("cx7", 2);
@@ -157,12 +159,65 @@ TEST_F(Start, AFrontendLeavingWhileItsStartIsQueuedLeavesNothing) {
     Done d;
     ASSERT_TRUE(dev->start(guest_in_ram(4), d.fn()));
     dev->cleanup();  // posted behind the start: waits for it
-    ASSERT_TRUE(d.wait());
+    auto r = d.wait();
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, Errc::Cancelled) << r.error().what;
     const auto c = emu_dev().object_counts();
     EXPECT_EQ(c.mkeys, 0u);
     EXPECT_EQ(c.umems, base.umems);
     EXPECT_EQ(c.virtqs, base.virtqs);
-    for (uint16_t i = 0; i < 4; i++) EXPECT_EQ(fw(i).state, prm::VirtqState::SUSPEND) << i;
+    for (uint16_t i = 0; i < 4; i++) EXPECT_NE(fw(i).state, prm::VirtqState::RDY) << i;
+}
+
+// A stop (dev_close) while a start runs on slow firmware: the start gives
+// up the commands it has not issued (the one in flight completes), a start
+// still queued behind it never runs, and the stop hands back the device's
+// indexes for the rings that started and vhost's for the others.
+TEST_F(Start, AStopAbandonsWhatTheStartHasNotIssued) {
+    emu_extra = ",clock=manual,modify_us=1000";
+    open("cx7", 4, 16, Strategy::Sequential);  // virtqs 0-7 in INIT
+    enable_all(8);
+    Done running, queued;
+    ASSERT_TRUE(dev->start(guest(8, 100), running.fn()));
+    ASSERT_TRUE(dev->start(guest(8, 200), queued.fn()));
+    ASSERT_TRUE(emu_dev().wait_running(1, 20s));  // ring 0's MODIFY, one at a time
+    ASSERT_EQ(emu_dev().complete_next(1), 1u);
+    ASSERT_TRUE(eventually([&] { return fw(0).state == prm::VirtqState::RDY; }));
+    ASSERT_TRUE(emu_dev().wait_running(1, 20s));  // ring 1's
+    std::vector<RingIndexes> out;
+    Result<void> closed = fail(Errc::State, "not closed");
+    std::atomic<bool> done{false};
+    std::thread stopper([&] {
+        closed = dev->close(out);
+        done = true;
+    });
+    // The stop is queued (behind both starts) once it has abandoned the first.
+    ASSERT_TRUE(eventually([&] { return dev->backlog() >= 3; }));
+    ASSERT_TRUE(eventually([&] {  // ring 1's MODIFY, then the stop's suspends
+        emu_dev().complete_next(1);
+        return done.load();
+    }));
+    stopper.join();
+    EXPECT_TRUE(closed) << to_string(closed.error());
+    auto r = running.wait();
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, Errc::Cancelled);
+    EXPECT_NE(r.error().what.find("2 of 8 rings started"), std::string::npos) << r.error().what;
+    auto q = queued.wait();
+    ASSERT_FALSE(q);
+    EXPECT_NE(q.error().what.find("superseded"), std::string::npos) << q.error().what;
+    ASSERT_EQ(out.size(), 8u);
+    for (const RingIndexes& ri : out) {
+        const bool started = ri.ring < 2;
+        EXPECT_EQ(ri.from_device, started) << ri.ring;
+        // The queued start's session (vhost's 200 + i) is the one stopped:
+        // a ring never started hands back its indexes; a started one the
+        // device's, where the first session set it (100 + i).
+        const uint16_t want = uint16_t((started ? 100 : 200) + ri.ring);
+        EXPECT_EQ(ri.last_avail_idx, want) << ri.ring;
+        EXPECT_EQ(ri.last_used_idx, want) << ri.ring;
+        EXPECT_EQ(fw(ri.ring).state, started ? prm::VirtqState::SUSPEND : prm::VirtqState::INIT) << ri.ring;
+    }
 }
 
 // A frontend that leaves (dev_cleanup) takes back what it made the device

@@ -184,6 +184,59 @@ TEST_F(EngineTimeout, StepsWaitingForASlotAtTheDeadlineAreNeverIssued) {
     eng.shutdown();
 }
 
+// cut_short while MODIFYs hang in every slot: the steps waiting for a
+// slot are never issued (Cancelled), the ones in flight complete when the
+// device answers, and the batch returns then; while it is on, a new batch
+// issues nothing. Each strategy.
+class EngineCut : public EngineTimeout, public ::testing::WithParamInterface<Strategy> {};
+
+TEST_P(EngineCut, IssuesNothingMoreAndWaitsOnlyForWhatIsInFlight) {
+    EngineOptions o;
+    o.strategy = GetParam();
+    o.max_inflight = 2;
+    o.workers = GetParam() == Strategy::Threads ? 2 : 0;
+    auto e = Engine::create(FakeDevx::api(), fake_.ctx(), o);
+    ASSERT_TRUE(e);
+    Engine& eng = **e;
+    fake_.set_script([](const FakeCall& c) {
+        FakeReply r;
+        r.hold = c.op == FakeOp::Modify;
+        return r;
+    });
+    Batch b;
+    for (size_t q = 0; q < vqs_.size(); ++q) b.add(Command::modify_virtq_state(vqs_[q], VirtqState::SUSPEND, int(q)));
+    auto fut = std::async(std::launch::async, [&] { return eng.run(std::move(b), kGenerous); });
+    const size_t in_flight = GetParam() == Strategy::Sequential ? 1 : 2;
+    ASSERT_TRUE(fake_.wait_held(in_flight, kGenerous));
+    eng.cut_short(true);
+    fake_.set_script(nullptr);
+    fake_.release_all();
+    BatchResult r = fut.get();
+    size_t issued = 0;
+    for (size_t q = 0; q < vqs_.size(); ++q) {
+        const StepResult& st = r.entries[q].steps[0];
+        if (st.state == StepState::Done) {
+            ++issued;
+            EXPECT_EQ(fake_.state_of(vqs_[q].obj_id()), VirtqState::SUSPEND) << q;
+            continue;
+        }
+        EXPECT_EQ(st.state, StepState::Cancelled) << q;
+        EXPECT_TRUE(st.never_issued) << q;
+        EXPECT_EQ(fake_.state_of(vqs_[q].obj_id()), VirtqState::RDY) << q;
+    }
+    EXPECT_EQ(issued, in_flight);
+    EXPECT_EQ(eng.late_commands(), 0u);
+    BatchResult after = eng.run(suspend_all(), kGenerous);
+    EXPECT_EQ(after.cancelled, 2 * vqs_.size());
+    eng.cut_short(false);
+    EXPECT_TRUE(eng.run(suspend_all(), kGenerous).ok());
+    eng.shutdown();
+}
+
+INSTANTIATE_TEST_SUITE_P(Strategies, EngineCut,
+                         ::testing::Values(Strategy::Async, Strategy::Sequential, Strategy::Threads),
+                         [](const auto& i) { return std::string(strategy_name(i.param)); });
+
 TEST_F(EngineTimeout, PastDeadlineTimesOutEverythingUnissued) {
     BatchResult r = eng_->run(suspend_all(), Engine::Clock::now() - 1s);
     // Whatever was issued before the timer fired may complete; nothing is lost.

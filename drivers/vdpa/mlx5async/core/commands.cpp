@@ -130,6 +130,31 @@ void Commands::record_spans(const devx::BatchResult& r, BatchKind kind) {
         }
 }
 
+void Commands::begin_abandonable() {
+    std::lock_guard lk(abandon_mu_);
+    abandonable_ = true;
+    abandoned_ = false;
+}
+
+void Commands::end_abandonable() {
+    std::lock_guard lk(abandon_mu_);
+    if (abandoned_ && engine_) engine_->cut_short(false);
+    abandonable_ = abandoned_ = false;
+}
+
+void Commands::abandon() {
+    std::lock_guard lk(abandon_mu_);
+    if (!abandonable_ || abandoned_) return;
+    abandoned_ = true;
+    std::lock_guard ek(engine_mu_);  // the engine is replaced on the strand only, under it
+    if (engine_) engine_->cut_short(true);
+}
+
+bool Commands::abandoned() const {
+    std::lock_guard lk(abandon_mu_);
+    return abandoned_;
+}
+
 void Commands::trace_enable(bool on) {
     std::lock_guard lk(trace_mu_);
     trace_on_ = on;

@@ -86,6 +86,17 @@ public:
     void trace_enable(bool on);
     std::vector<CmdSpan> trace_read(size_t max);
 
+    // A start's batches may be abandoned: a stop (dev_close, dev_cleanup,
+    // the device closing) needs none of what it has not issued yet. While
+    // the strand runs between begin_abandonable() and end_abandonable(),
+    // abandon() (any thread) makes the running batch issue nothing more
+    // (devx::Engine::cut_short: only the commands in flight are waited for)
+    // and every later batch return Cancelled; outside, it does nothing.
+    void begin_abandonable();
+    void end_abandonable();
+    void abandon();
+    bool abandoned() const;
+
 private:
     void note_unanswered();
     void record_spans(const devx::BatchResult& r, BatchKind kind);
@@ -99,6 +110,9 @@ private:
     uint32_t max_inflight_ = 16;
     uint32_t timeout_ms_ = 2000;
     unsigned unanswered_ = 0;  // late commands at the last count
+    mutable std::mutex abandon_mu_;  // protects abandonable_, abandoned_ and their engine cut
+    bool abandonable_ = false;
+    bool abandoned_ = false;
     std::mutex trace_mu_;      // protects trace_on_, spans_
     bool trace_on_ = false;
     std::deque<CmdSpan> spans_;

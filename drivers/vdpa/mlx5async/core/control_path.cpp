@@ -31,11 +31,12 @@ prm::VirtqAttr Device::Impl::start_attr(const Vq& vq, const VringConfig* vr,
         }
         uint16_t avail = vhost_indexes ? vr->last_avail_idx : vq.saved_avail;
         uint16_t used = vhost_indexes ? vr->last_used_idx : vq.saved_used;
-        if (fresh || avail != vq.saved_avail) {
+        // vq.attr's indexes are the object's (programmed, or queried at its stop).
+        if (fresh || avail != vq.attr.hw_available_index) {
             a.hw_available_index = avail;
             a.modify_field_select |= mb::VIRTIO_Q_AVAIL_IDX;
         }
-        if (fresh || used != vq.saved_used) {
+        if (fresh || used != vq.attr.hw_used_index) {
             a.hw_used_index = used;
             a.modify_field_select |= mb::VIRTIO_Q_USED_IDX;
         }
@@ -151,7 +152,9 @@ Result<void> Device::Impl::resume_rings(std::span<const uint16_t> rings, bool vh
             continue;
         }
         if (!e.ok()) {
-            vqs.failed(vq, e.steps[0].never_issued);
+            // Abandoned (Commands::abandon) before it was issued: not a failure.
+            const bool abandoned = e.steps[0].state == devx::StepState::Cancelled && e.steps[0].never_issued;
+            if (!abandoned) vqs.failed(vq, e.steps[0].never_issued);
             if (first) first = unexpected(e.steps[0].error());
             continue;
         }

@@ -123,6 +123,7 @@ Device::~Device() {
     if (d.emulator) d.emulator->on_announce({});  // it marks the ledger
     d.releaser.reset();
     d.recovery.reset();
+    if (d.cmds && d.strand) d.stop_requested();  // a start running gives up what it has not issued
     if (d.strand) d.strand->stop();
     d.irqs.stop_relay();  // before the QPs it points to
     d.kick_relay.reset();  // unmaps its view of the doorbell page first

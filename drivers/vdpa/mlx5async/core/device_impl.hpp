@@ -11,6 +11,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <memory>
@@ -90,6 +91,7 @@ struct Device::Impl {
     // Old memory and log registrations, taken out on the strand and
     // destroyed on this thread once no virtq names them (stopped first).
     std::unique_ptr<DeferredRelease> releaser;
+    std::atomic<uint64_t> stops{0};  // stops posted (stop_requested): a start posted before one is skipped
     std::unique_ptr<Strand> strand;  // created first at open, stopped before the parts go
 
     // device.cpp
@@ -139,6 +141,12 @@ struct Device::Impl {
     // device_ops.cpp: the operations vhost and applications ask for.
     Result<void> refuse(const GuestConfig& g) const;  // what dev_conf refuses at once
     Result<void> configure(const GuestConfig& g, uint64_t seq);
+    void begin_session(const GuestConfig& g);
+    Result<void> skip_start(const GuestConfig& g, const char* why);
+    Result<void> abandoned_start(std::span<const uint16_t> rings) const;
+    // Off the strand, before a stop is posted: a start queued is superseded,
+    // a running one abandoned (Commands::abandon).
+    void stop_requested();
     Result<void> close(std::vector<RingIndexes>& out);
     void cleanup();
     Result<void> flush_vring_states(std::vector<RingIndexes>& disabled);

@@ -69,8 +69,14 @@ auto post_start(Device::Impl& d, const GuestConfig& g, Device::StartDone done) {
         v.callfd = dup_into(v.callfd, *owned);
     }
     const uint64_t seq = d.ledger.snapshot().start_seq;
-    return d.strand->post([&d, snap = std::move(snap), owned, done = std::move(done), seq]() {
-        Result<void> r = d.configure(snap, seq);
+    const uint64_t stops = d.stops.load();
+    return d.strand->post([&d, snap = std::move(snap), owned, done = std::move(done), seq, stops]() {
+        // A stop posted since (dev_close, dev_cleanup) supersedes the start:
+        // its rings hand back vhost's indexes, as never started.
+        Result<void> r = d.stops.load() == stops
+                             ? d.configure(snap, seq)
+                             : d.skip_start(snap, "start superseded: the frontend stopped the device "
+                                                  "before it ran");
         if (!r) d.ledger.start_failed(seq, to_errno(r.error()), prm::describe(r.error()));
         d.publish();
         if (done) done(r);
@@ -97,8 +103,31 @@ Result<void> Device::configure(const GuestConfig& g) {
 // result) and the others start. Then the memory and the missing
 // objects, in shared batches; the relays' fds; one batch to RDY; a kick per
 // started ring.
+// This session's rings: until one starts, vhost's indexes are its own
+// (dev_close hands them back). The guest is valid once its memory is.
+void Device::Impl::begin_session(const GuestConfig& g) {
+    guest = g;
+    guest_valid = false;
+    for (const auto& vr : g.vrings)
+        if (vr.index < vqs.size()) vqs.session_indexes(vqs[vr.index], vr.last_avail_idx, vr.last_used_idx);
+}
+
+Result<void> Device::Impl::skip_start(const GuestConfig& g, const char* why) {
+    begin_session(g);
+    return fail(Errc::Cancelled, why);
+}
+
+// A stop's view of a start: it abandons what the start has not issued yet.
+struct AbandonableStart {
+    explicit AbandonableStart(Commands& c) : cmds(c) { cmds.begin_abandonable(); }
+    ~AbandonableStart() { cmds.end_abandonable(); }
+    Commands& cmds;
+};
+
 Result<void> Device::Impl::configure(const GuestConfig& g, uint64_t seq) {
+    AbandonableStart abandonable(*cmds);
     Result<void> known = reconcile();
+    begin_session(g);
     const uint64_t registrations = mem->registrations();
     if (g.mtu && port_mtu && g.mtu > port_mtu)
         logf(LogLevel::Warning,
@@ -139,11 +168,8 @@ Result<void> Device::Impl::configure(const GuestConfig& g, uint64_t seq) {
     // leaves no guest for later ring enables to start.
     bool memory_ok = false;
     auto prepared = prepare_start(g.mem, groups, memory_ok, seq);
-    if (!memory_ok) {
-        guest_valid = false;
-        return prepared;
-    }
-    guest = g;
+    if (cmds->abandoned()) return abandoned_start(start);
+    if (!memory_ok) return prepared;
     guest_valid = true;
     MLX5A_CHECK(prepared);
     ledger.mark_start(LedgerPhase::VirtqsCreated, seq);
@@ -152,6 +178,7 @@ Result<void> Device::Impl::configure(const GuestConfig& g, uint64_t seq) {
     for (const auto& vr : g.vrings) calls.emplace_back(vr.index, vr.callfd);
     irqs.set_callfds(calls, name);
     auto r = resume_rings(start, /*vhost_indexes=*/true);
+    if (cmds->abandoned()) return abandoned_start(start);
     ledger.mark_start(LedgerPhase::AllReady, seq);
     const auto ready = std::count_if(start.begin(), start.end(),
                                      [&](uint16_t i) { return vqs[i].phase() == VqPhase::Ready; });
@@ -170,6 +197,16 @@ Result<void> Device::Impl::configure(const GuestConfig& g, uint64_t seq) {
     return first_error(known, first_error(bad_ring, r));
 }
 
+// The stop that abandoned the start suspends the rings it started; the
+// others hand back vhost's indexes.
+Result<void> Device::Impl::abandoned_start(std::span<const uint16_t> rings) const {
+    const auto ready = std::count_if(rings.begin(), rings.end(),
+                                     [&](uint16_t i) { return vqs[i].phase() == VqPhase::Ready; });
+    return fail(Errc::Cancelled, "start abandoned: the frontend stopped the device (" +
+                                     std::to_string(ready) + " of " + std::to_string(rings.size()) +
+                                     " rings started)");
+}
+
 // A ring that turned RDY after its guest kicked gets that kick now: the
 // device may have dropped a doorbell for a virtq that was not running, and
 // the guest will not kick again for buffers it already made available.
@@ -179,8 +216,14 @@ void Device::Impl::kick_started(std::span<const uint16_t> rings) {
         if (vqs[r].phase() == VqPhase::Ready) kick_relay->kick(r);
 }
 
+void Device::Impl::stop_requested() {
+    stops.fetch_add(1);
+    cmds->abandon();
+}
+
 Result<void> Device::close(std::vector<RingIndexes>& out) {
     Impl& d = *impl_;
+    if (!d.strand->on_strand()) d.stop_requested();
     return d.strand->run([&] {
         auto r = d.close(out);
         d.publish();
@@ -217,6 +260,7 @@ Result<void> Device::Impl::close(std::vector<RingIndexes>& out) {
 
 void Device::cleanup() {
     Impl& d = *impl_;
+    if (!d.strand->on_strand()) d.stop_requested();
     (void)d.strand->run([&] {
         d.cleanup();
         d.publish();

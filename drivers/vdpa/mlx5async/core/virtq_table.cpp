@@ -33,6 +33,12 @@ Result<void> VirtqTable::created(Vq& vq, devx::DevxObj obj, uint16_t size, const
     return transition(vq, VqPhase::Init);
 }
 
+void VirtqTable::session_indexes(Vq& vq, uint16_t avail, uint16_t used) {
+    if (vq.phase_ == VqPhase::Ready || vq.unsure_) return;  // the device's are the truth
+    vq.saved_avail = avail;
+    vq.saved_used = used;
+}
+
 Result<void> VirtqTable::started(Vq& vq, const prm::VirtqAttr& sent) {
     vq.attr = sent;
     vq.attr.modify_field_select = 0;

@@ -87,6 +87,9 @@ public:
     void mark_for_recreation(Vq& vq) { vq.recreate_ = true; }
 
     // What the firmware answered, one method per answer:
+    // A new frontend session (dev_conf) names the ring with vhost's
+    // indexes: until the ring starts they are the ones to hand back.
+    void session_indexes(Vq& vq, uint16_t avail, uint16_t used);
     // CREATE: the object, in INIT.
     Result<void> created(Vq& vq, devx::DevxObj obj, uint16_t size, const prm::VirtqAttr& attr);
     // MODIFY to RDY with `sent`: its fields are the object's now.
