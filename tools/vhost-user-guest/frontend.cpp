@@ -68,12 +68,24 @@ uint64_t Frontend::wanted_features() const {
     return want & backend_features_;
 }
 
+void Frontend::negotiate() {
+    open_session();
+    features_ = wanted_features();
+    conn_.set_u64(SET_FEATURES, features_);
+}
+
+void Frontend::status(uint8_t s) {
+    need_session("status");
+    if (!conn_.has(pf::STATUS)) throw VugError("SET_STATUS: backend did not offer VHOST_USER_PROTOCOL_F_STATUS");
+    conn_.set_u64(SET_STATUS, s);
+}
+
 void Frontend::send_status(uint8_t s) {
     if (conn_.has(pf::STATUS)) conn_.set_u64(SET_STATUS, s);
 }
 
-void Frontend::send_log_base() {
-    if (!log_) log_ = std::make_unique<DirtyLog>(mem_->end());
+void Frontend::send_log_base(DirtyLog::Shape shape) {
+    if (!log_ || shape != DirtyLog::Shape::Full) log_ = std::make_unique<DirtyLog>(mem_->end(), shape);
     conn_.set_log_base(log_->size(), 0, log_->fd());
     log_sent_ = true;
 }
@@ -169,11 +181,11 @@ void Frontend::reconnect(int wait_ms) {
     open_session();
 }
 
-void Frontend::log_on() {
+void Frontend::log_on(DirtyLog::Shape shape) {
     open_session();
     if (!(backend_features_ & bit(vf::LOG_ALL)))
         throw VugError("SET_FEATURES: backend does not offer VHOST_F_LOG_ALL (bit 26)");
-    send_log_base();
+    send_log_base(shape);
     logging_ = true;
     features_ = wanted_features();
     conn_.set_u64(SET_FEATURES, features_);

@@ -43,6 +43,11 @@ public:
     // SET_FEATURES, SET_STATUS(..FEATURES_OK), SET_MEM_TABLE, rings,
     // SET_STATUS(DRIVER_OK).
     void start(bool dst_order);
+    // The handshake and SET_FEATURES only: a frontend that negotiated and
+    // went idle.
+    void negotiate();
+    // SET_STATUS with any value (a frontend repeating DRIVER_OK, say).
+    void status(uint8_t s);
     // QEMU stop: SET_STATUS(0) if negotiated, GET_VRING_BASE per ring, no
     // SET_VRING_ENABLE(0). disable_first: virtio_user quitting instead
     // (SET_VRING_ENABLE(0) per ring, then GET_VRING_BASE per ring).
@@ -54,7 +59,8 @@ public:
     void reconnect(int wait_ms = 0);
     // The connection broke (the backend went away): forget the session.
     void disconnect();
-    void log_on();
+    // A new log of `shape` (the next one stays Full) with LOG_ALL.
+    void log_on(DirtyLog::Shape shape = DirtyLog::Shape::Full);
     void log_off();
     void set_base(int ring, uint16_t b);  // -1: every ring
     // Fault injection: SET_VRING_NUM with any value (opens a session if needed).
@@ -92,7 +98,7 @@ public:
 
 private:
     uint64_t wanted_features() const;
-    void send_log_base();
+    void send_log_base(DirtyLog::Shape shape = DirtyLog::Shape::Full);
     void send_ring(Ring& r);
     void send_status(uint8_t s);
     void need_session(const char* what) const;

@@ -240,21 +240,25 @@ std::vector<UsedElem> Ring::reap() {
 
 // ---------------------------------------------------------------- dirty log
 
-DirtyLog::DirtyLog(uint64_t mem_end) {
+DirtyLog::DirtyLog(uint64_t mem_end, Shape shape) {
     uint64_t pages = (mem_end + kLogPage - 1) / kLogPage;
     size_ = align_up((pages + 7) / 8, 8);
-    fd_ = make_memfd("vug-dirty-log", size_);
-    map_ = map_shared(fd_, size_);
+    if (shape == Shape::Small) size_ = align_up(size_ / 2, 8);
+    // Short: whole pages missing from the file (none at all for a log of
+    // less than two pages), where the backend's mapping would fault.
+    mapped_ = shape == Shape::Short ? (size_ / 2) & ~(kLogPage - 1) : size_;
+    fd_ = make_memfd("vug-dirty-log", mapped_);
+    if (mapped_) map_ = map_shared(fd_, mapped_);
 }
 
 DirtyLog::~DirtyLog() {
-    ::munmap(map_, size_);
+    if (map_) ::munmap(map_, mapped_);
     ::close(fd_);
 }
 
 std::vector<uint64_t> DirtyLog::dirty_pages() const {
     std::vector<uint64_t> pages;
-    for (uint64_t i = 0; i < size_; i++) {
+    for (uint64_t i = 0; i < mapped_; i++) {
         uint8_t b = at<uint8_t>(map_ + i).load(std::memory_order_relaxed);
         for (int bit = 0; b && bit < 8; bit++)
             if (b >> bit & 1) pages.push_back(i * 8 + uint64_t(bit));
@@ -264,14 +268,14 @@ std::vector<uint64_t> DirtyLog::dirty_pages() const {
 
 bool DirtyLog::dirty(uint64_t gpa, uint64_t len) const {
     for (uint64_t p = gpa / kLogPage; p <= (gpa + len - 1) / kLogPage; p++) {
-        if (p / 8 >= size_) return false;
+        if (p / 8 >= mapped_) return false;
         if (at<uint8_t>(map_ + p / 8).load(std::memory_order_relaxed) >> (p % 8) & 1) return true;
     }
     return false;
 }
 
 void DirtyLog::clear() {
-    for (uint64_t i = 0; i < size_; i++) at<uint8_t>(map_ + i).store(0, std::memory_order_relaxed);
+    for (uint64_t i = 0; i < mapped_; i++) at<uint8_t>(map_ + i).store(0, std::memory_order_relaxed);
 }
 
 }  // namespace vug

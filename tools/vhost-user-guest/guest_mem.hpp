@@ -125,12 +125,16 @@ private:
 // guest physical memory, bit (gpa / 4096) set by the backend.
 class DirtyLog {
 public:
-    explicit DirtyLog(uint64_t mem_end);
+    // What a careless frontend hands over: a log covering the memory (Full),
+    // one whose file is shorter than the size it claims (Short), or one too
+    // small for the memory (Small).
+    enum class Shape { Full, Short, Small };
+    explicit DirtyLog(uint64_t mem_end, Shape shape = Shape::Full);
     ~DirtyLog();
     DirtyLog(const DirtyLog&) = delete;
     DirtyLog& operator=(const DirtyLog&) = delete;
     int fd() const { return fd_; }
-    uint64_t size() const { return size_; }
+    uint64_t size() const { return size_; }  // as SET_LOG_BASE gives it
     std::vector<uint64_t> dirty_pages() const;
     bool dirty(uint64_t gpa, uint64_t len) const;  // any page of the range
     void clear();
@@ -139,6 +143,7 @@ private:
     int fd_ = -1;
     uint8_t* map_ = nullptr;
     uint64_t size_ = 0;
+    uint64_t mapped_ = 0;  // what the file holds (Short: whole pages fewer than size_)
 };
 
 constexpr uint64_t kLogPage = 4096;

@@ -28,11 +28,15 @@ const char* kUsage =
     "commands (stdin, one per line; one JSON line answered per command):\n"
     "  start [dst]          handshake if needed, memory table, every ring, DRIVER_OK\n"
     "                       (dst: QEMU migration-destination order)\n"
+    "  features             handshake and SET_FEATURES only (a frontend that then idles)\n"
+    "  status S             SET_STATUS(S)\n"
     "  stop [disable]       SET_STATUS(0) + GET_VRING_BASE per ring (QEMU source);\n"
     "                       disable: SET_VRING_ENABLE(0) per ring first (virtio_user)\n"
     "  enable R | disable R SET_VRING_ENABLE for ring R\n"
     "  pairs N              enable rings 0..2N-1, disable the rest\n"
-    "  log-on | log-off     SET_LOG_BASE + SET_FEATURES(LOG_ALL) | SET_FEATURES\n"
+    "  log-on [short|small] | log-off\n"
+    "                       SET_LOG_BASE (short: its file whole pages shorter than it claims; small:\n"
+    "                       half the size the memory needs) + SET_FEATURES(LOG_ALL) | SET_FEATURES\n"
     "  log-dirty | log-clear  dirty pages in the log | zero the log\n"
     "  reconnect [MS]       new connection and session, retrying up to MS ms (default 0)\n"
     "                       while the socket is absent; rings restart from the last bases\n"
@@ -159,6 +163,14 @@ std::string Commands::session_command(const std::string& cmd, std::istringstream
                std::to_string(en) + ",\"features\":" + hex(fe_.features()) +
                ",\"protocol_features\":" + hex(fe_.protocol()) + "}";
     }
+    if (cmd == "features") {
+        fe_.negotiate();
+        return ok + ",\"features\":" + hex(fe_.features()) + "}";
+    }
+    if (cmd == "status") {
+        fe_.status(uint8_t(num(in, "status", 0, 255)));
+        return ok + "}";
+    }
     if (cmd == "stop") {
         in >> arg;
         if (!arg.empty() && arg != "disable")
@@ -203,11 +215,16 @@ std::string Commands::session_command(const std::string& cmd, std::istringstream
 }
 
 // The dirty log: log-on/off, log-dirty, log-clear.
-std::string Commands::log_command(const std::string& cmd, std::istringstream&) {
+std::string Commands::log_command(const std::string& cmd, std::istringstream& in) {
     const std::string& ok = kOk;
     if (cmd == "log-on" || cmd == "log-off") {
-        if (cmd == "log-on") fe_.log_on();
-        else fe_.log_off();
+        std::string shape;
+        in >> shape;
+        if (cmd == "log-off") fe_.log_off();
+        else if (shape.empty()) fe_.log_on();
+        else if (shape == "short") fe_.log_on(vug::DirtyLog::Shape::Short);
+        else if (shape == "small") fe_.log_on(vug::DirtyLog::Shape::Small);
+        else throw UsageError("log-on: the log is short, small or (nothing) full");
         return ok + ",\"features\":" + hex(fe_.features()) + ",\"log_bytes\":" +
                std::to_string(fe_.log() ? fe_.log()->size() : 0) + "}";
     }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -17,17 +18,22 @@ namespace mlx5async::pmd {
 
 class VringStateCoalescer;
 class HostNotifiers;
-class LogFollower;
 
 struct PmdDevice {
     rte_vdev_device* vdev = nullptr;
     rte_vdpa_device* vdpa = nullptr;
     std::unique_ptr<core::Device> core;
+    // The vhost connection the device serves: the one whose dev_conf took
+    // it, until that connection's dev_cleanup (-1: none). vhost attaches
+    // every connection of the socket to the device.
     std::atomic<int> vid{-1};
     std::atomic<bool> configured{false};
     std::unique_ptr<VringStateCoalescer> coalescer;
     std::unique_ptr<HostNotifiers> notifiers;  // null without a doorbell page
-    std::unique_ptr<LogFollower> log_follower;
+    // Connections the device does not serve (yet): the ring enables each
+    // asked for, applied when its dev_conf takes the device.
+    std::mutex waiting_mu;  // protects waiting
+    std::map<int, std::map<uint16_t, bool>> waiting;
     // Counter baselines for reset_stats, per virtq (survive reconfiguration).
     std::mutex stats_mu;
     std::vector<prm::VirtqCounters> stats_base;

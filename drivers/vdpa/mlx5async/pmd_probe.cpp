@@ -17,7 +17,6 @@
 #include "common/prm/status.hpp"
 #include "devargs.hpp"
 #include "host_notifiers.hpp"
-#include "log_follower.hpp"
 #include "log.hpp"
 #include "pmd_device.hpp"
 #include "vring_coalescer.hpp"
@@ -103,7 +102,6 @@ int probe(rte_vdev_device* vdev) noexcept {
     dev->stats_base.resize(dev->core->max_virtqs());
     dev->coalescer = std::make_unique<VringStateCoalescer>(*dev);
     if (dev->core->has_notify_area()) dev->notifiers = std::make_unique<HostNotifiers>(*dev);
-    dev->log_follower = std::make_unique<LogFollower>(*dev);
     on_ctrl.reset();
     PmdDevice* d = dev.get();
     {
@@ -145,7 +143,6 @@ int remove(rte_vdev_device* vdev) noexcept {
     dev->coalescer.reset();  // joins its thread before the core goes
     if (dev->notifiers) dev->notifiers->wait_idle();
     dev->notifiers.reset();
-    dev->log_follower.reset();
     rte_vdpa_unregister_device(dev->vdpa);
     MLX5A_LOG(INFO, "%s: removed", rte_vdev_device_name(vdev));
     return 0;

@@ -12,9 +12,9 @@
 #include "common/prm/status.hpp"
 #include "host_notifiers.hpp"
 #include "log.hpp"
-#include "log_follower.hpp"
 #include "pmd_device.hpp"
 #include "vhost_guest.hpp"
+#include "vhost_hooks.hpp"
 #include "vring_coalescer.hpp"
 
 namespace mlx5async::pmd {
@@ -36,24 +36,38 @@ const char* const kStatNames[] = {
 };
 constexpr unsigned kNumStats = sizeof(kStatNames) / sizeof(kStatNames[0]);
 
-// The device serves one vhost connection at a time: the first whose
-// message reaches the driver (set_features, set_vring_state, dev_conf)
-// until its dev_cleanup. vhost attaches every connection of the socket to
-// the device, so a second frontend (or a bare connect, probing the
-// socket) must not reconfigure, stop or clean up the first one's virtqs.
-struct Served {
-    PmdDevice* d = nullptr;
-    int rc = 0;  // when d is null: -ENODEV, or -EBUSY (another vid's device)
-};
-
-Served serving(int vid, const char* op) {
+// The device serves one vhost connection at a time (PmdDevice::vid): the
+// one whose dev_conf took it, until its dev_cleanup. A second frontend (or a
+// bare connect probing the socket) must not reconfigure, stop or clean up
+// the first one's virtqs; what it asks before its own dev_conf (ring
+// enables, LOG_ALL) waits for that dev_conf, so a connection that only
+// negotiated blocks nobody.
+PmdDevice* served(int vid) {
     PmdDevice* d = find_device_by_vid(vid);
-    if (!d) return {nullptr, -ENODEV};
+    if (d) watch_messages(vid);  // vhost_hooks.hpp: at the first callback that names vid
+    return d && d->vid.load() == vid ? d : nullptr;
+}
+
+// dev_conf: the device is free or already this connection's.
+int take(PmdDevice* d, int vid) {
     int owner = -1;
-    if (d->vid.compare_exchange_strong(owner, vid) || owner == vid) return {d, 0};
-    MLX5A_LOG(WARNING, "vid %d: %s: %s serves vid %d; this connection is not served", vid, op,
-              d->core->name().c_str(), owner);
-    return {nullptr, -EBUSY};
+    if (d->vid.compare_exchange_strong(owner, vid) || owner == vid) return 0;
+    MLX5A_LOG(WARNING, "vid %d: dev_conf: %s serves vid %d; this connection waits for it to leave",
+              vid, d->core->name().c_str(), owner);
+    return -EBUSY;
+}
+
+// The ring enables a connection asked for before it took the device.
+void apply_waiting(PmdDevice* d, int vid) {
+    std::map<uint16_t, bool> rings;
+    {
+        std::lock_guard lk(d->waiting_mu);
+        auto it = d->waiting.find(vid);
+        if (it == d->waiting.end()) return;
+        rings = std::move(it->second);
+        d->waiting.erase(it);
+    }
+    for (auto [ring, enable] : rings) d->core->set_vring_state(ring, enable);
 }
 
 int fail_op(const char* op, int vid, const Error& e) {
@@ -94,11 +108,21 @@ int get_protocol_features(rte_vdpa_device* vdpa, uint64_t* features) noexcept {
 // logged once with its cause and stays in the ledger, its rings stopped,
 // and the next dev_conf tries again.
 int dev_conf(int vid) noexcept {
-    auto [d, busy] = serving(vid, "dev_conf");
-    if (!d) return busy;
+    PmdDevice* d = find_device_by_vid(vid);
+    if (!d) return -ENODEV;
+    watch_messages(vid);
+    if (int busy = take(d, vid)) return busy;
+    apply_waiting(d, vid);
     d->core->ledger().mark(core::LedgerPhase::StartRequested);
     auto g = read_guest_config(vid);
     if (!g) return fail_op("dev_conf", vid, g.error());
+    // LOG_ALL negotiated before this connection took the device: the
+    // device logs before any of its rings runs, or nothing starts.
+    if (g->features & core::vfeat::LOG_ALL) {
+        auto log = vhost_dirty_log(vid);
+        auto r = log ? d->core->set_dirty_logging(true, *log) : Result<void>(unexpected(log.error()));
+        if (!r) return fail_op("dev_conf (LOG_ALL)", vid, r.error());
+    }
     const uint64_t seq = d->core->ledger().snapshot().start_seq;
     const size_t rings = g->vrings.size();
     auto r = d->core->start(*g, [d, vid, seq, rings](const Result<void>& res) {
@@ -119,8 +143,8 @@ int dev_conf(int vid) noexcept {
 }
 
 int dev_close(int vid) noexcept {
-    auto [d, busy] = serving(vid, "dev_close");
-    if (!d) return busy;
+    PmdDevice* d = served(vid);
+    if (!d) return 0;  // vhost's disconnect of a connection that never took the device
     core::Ledger& ledger = d->core->ledger();
     ledger.mark(core::LedgerPhase::StopRequested);
     if (d->notifiers) d->notifiers->cancel();  // never waited for here (host_notifiers.hpp)
@@ -143,48 +167,55 @@ int dev_cleanup(int vid) noexcept {
     PmdDevice* d = find_device_by_vid(vid);
     if (!d) return -ENODEV;
     if (int owner = d->vid; owner != vid) {
+        {
+            std::lock_guard lk(d->waiting_mu);
+            d->waiting.erase(vid);
+        }
         MLX5A_LOG(INFO, "vid %d: connection closed; %s serves vid %d: nothing to clean up", vid,
                   d->core->name().c_str(), owner);
         return 0;
     }
     if (d->notifiers) d->notifiers->wait_idle();  // vhost frees the device next
-    d->log_follower->stop();
     d->core->cleanup();
     d->vid = -1;
+    MLX5A_LOG(INFO, "vid %d: %s: frontend left; the device serves the next one", vid,
+              d->core->name().c_str());
     return 0;
 }
 
 int set_vring_state(int vid, int vring, int state) noexcept {
-    auto [d, busy] = serving(vid, "set_vring_state");
-    if (!d) return busy;
+    PmdDevice* d = find_device_by_vid(vid);
+    if (!d) return -ENODEV;
     if (vring < 0 || uint32_t(vring) >= d->core->max_virtqs()) {
         MLX5A_LOG(ERR, "vid %d: set_vring_state: ring %d out of range (max %u)", vid, vring,
                   d->core->max_virtqs());
         return -EINVAL;
+    }
+    if (!served(vid)) {  // kept for its dev_conf
+        std::lock_guard lk(d->waiting_mu);
+        d->waiting[vid][uint16_t(vring)] = state != 0;
+        return 0;
     }
     d->coalescer->record(vid, uint16_t(vring), state != 0);
     return 0;
 }
 
 // vhost: set_features, at a SET_FEATURES that changed them: LOG_ALL turned
-// on (migration start) or off. While it is on, the log follower keeps the
-// device on vhost's current log (log_follower.hpp).
+// on (migration start) or off. vhost ignores the result: the message hook
+// (vhost_hooks.hpp) answers the frontend when the device does not log.
 int set_features(int vid) noexcept {
-    auto [d, busy] = serving(vid, "set_features");
-    if (!d) return busy;
+    PmdDevice* d = served(vid);
+    if (!d) return 0;  // a connection's LOG_ALL waits for its dev_conf
     uint64_t features = 0;
     if (rte_vhost_get_negotiated_features(vid, &features) != 0) return -EINVAL;
     if (!(features & core::vfeat::LOG_ALL)) {
-        d->log_follower->stop();
         auto r = d->core->set_dirty_logging(false, {});
         return r ? 0 : fail_op("set_features (LOG_ALL off)", vid, r.error());
     }
     auto log = vhost_dirty_log(vid);
     if (!log) return fail_op("set_features (LOG_ALL)", vid, log.error());
     auto r = d->core->set_dirty_logging(true, *log);
-    if (!r) return fail_op("set_features (LOG_ALL)", vid, r.error());
-    d->log_follower->start(vid, *log);
-    return 0;
+    return r ? 0 : fail_op("set_features (LOG_ALL)", vid, r.error());
 }
 
 int migration_done(int vid) noexcept {

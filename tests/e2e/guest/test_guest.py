@@ -427,7 +427,69 @@ def case_bad_guest(args):
         g.quit()
 
 
-CASES = {"bad-guest": case_bad_guest, "bad-rings": case_bad_rings, "reconnect": case_reconnect, "restart": case_restart,
+
+def case_log_refused(args):
+    """A log the device cannot log into is refused to the frontend, not
+    acked: SET_FEATURES with LOG_ALL gets a NACK (REPLY_ACK) when the log's
+    file is shorter than the size SET_LOG_BASE claims, or when the log
+    covers less than the guest's memory; the device says why and logs
+    nothing, and its rings run on. A good log after that is taken."""
+    with guest_session(args) as s:
+        host, sock = s.host, s.sock
+        for n, shape in enumerate(("short", "small"), 1):
+            g = s.track(Guest(args.guest, sock))
+            g.cmd("start")
+            assert host.cmd("wait-ready 32 60", timeout=90)["rdy"] == RINGS
+            r = g.cmd(f"log-on {shape}", ok=False)
+            assert r.get("fatal") and r["error"].startswith("SET_FEATURES: NACK"), r
+            assert g.wait(30) == 1
+            assert pmd_said(host, "LOG_ALL refused") == n
+            assert pmd_said(host, "dirty logging on") == 0
+            assert host.cmd("wait-vid 0 60", timeout=90)["ok"]  # the frontend left
+        g = s.track(Guest(args.guest, sock))
+        g.cmd("start")
+        assert host.cmd("wait-ready 32 60", timeout=90)["rdy"] == RINGS
+        g.cmd("log-on")
+        assert pmd_said(host, "dirty logging on") == 1
+        check_stopped(host, g.cmd("stop")["bases"])
+        assert g.cmd("log-dirty")["used_rings_dirty"] == list(range(RINGS))
+        g.quit()
+
+
+def case_second_frontend(args):
+    """The device serves the frontend whose start (dev_conf) took it. One
+    that only negotiated blocks nobody: a second one starts. A frontend
+    refused while another is served keeps its ring enables: once the
+    served one leaves, its next SET_STATUS starts every ring."""
+    with guest_session(args) as s:
+        host, sock = s.host, s.sock
+        idle = s.track(Guest(args.guest, sock))
+        idle.cmd("features")
+        b = s.track(Guest(args.guest, sock))
+        b.cmd("start")
+        assert host.cmd("wait-ready 32 60", timeout=90)["rdy"] == RINGS
+        assert b.cmd("post-tx 1 8 64")["posted"] == 8 and b.cmd("post-rx 0 8")["posted"] == 8
+        b.cmd("kick 1")
+        assert b.cmd("wait-used 0 8 20000")["reached"]
+        check_stopped(host, b.cmd("stop")["bases"])
+        # b is served and started; c's start is refused while b is there.
+        b.cmd("start")
+        assert host.cmd("wait-ready 32 60", timeout=90)["rdy"] == RINGS
+        c = s.track(Guest(args.guest, sock))
+        c.cmd("start")
+        assert pmd_said(host, "waits for it to leave") >= 1
+        b.quit()
+        idle.quit()
+        c.cmd("status 15")  # DRIVER_OK again: vhost asks for dev_conf again
+        assert host.cmd("wait-ready 32 60", timeout=90)["rdy"] == RINGS
+        assert c.cmd("post-tx 1 4 64")["posted"] == 4 and c.cmd("post-rx 0 4")["posted"] == 4
+        c.cmd("kick 1")
+        assert c.cmd("wait-used 0 4 20000")["reached"]
+        check_stopped(host, c.cmd("stop")["bases"])
+        c.quit()
+
+CASES = {"log-refused": case_log_refused, "second-frontend": case_second_frontend,
+         "bad-guest": case_bad_guest, "bad-rings": case_bad_rings, "reconnect": case_reconnect, "restart": case_restart,
          "hostile-table": case_hostile_table, "pairs": case_pairs, "log": case_log,
          "errors": case_errors}
 

@@ -128,6 +128,8 @@ Result<void> Device::Impl::configure(const GuestConfig& g, uint64_t seq) {
     AbandonableStart abandonable(*cmds);
     Result<void> known = reconcile();
     begin_session(g);
+    // A device that logs must log every page it may write.
+    if (dirty->on()) MLX5A_CHECK(check_log_covers(dirty->log(), g.mem));
     const uint64_t registrations = mem->registrations();
     if (g.mtu && port_mtu && g.mtu > port_mtu)
         logf(LogLevel::Warning,
@@ -414,6 +416,7 @@ Result<void> Device::set_dirty_logging(bool on, const DirtyLog& log) {
 Result<void> Device::Impl::set_dirty_logging(bool on, const DirtyLog& log) {
     namespace mb = prm::modify_bits;
     if (on == dirty->on() && (!on || dirty->registered(log))) return {};
+    if (on) MLX5A_CHECK(check_log_covers(log, mem->current().regions));
     if (on) MLX5A_CHECK(dirty->turn_on(log));
     else dirty->turn_off();
     devx::Batch b;

@@ -1,8 +1,25 @@
 #include "dirty_log.hpp"
 
+#include <algorithm>
+#include <cstdio>
+
 #include "common/prm/mkey.hpp"
 
 namespace mlx5async::core {
+
+Result<void> check_log_covers(const DirtyLog& log, const std::vector<MemRegion>& table) {
+    uint64_t end = 0;
+    for (const MemRegion& r : table) end = std::max(end, r.guest_phys_addr + r.size);
+    const uint64_t covered = log.log_page < 61 ? (log.size * 8) << log.log_page : UINT64_MAX;
+    if (end <= covered) return {};
+    char b[160];
+    std::snprintf(b, sizeof b,
+                  "the vhost log (%llu bytes) covers guest memory up to 0x%llx; the memory table "
+                  "reaches 0x%llx",
+                  static_cast<unsigned long long>(log.size), static_cast<unsigned long long>(covered),
+                  static_cast<unsigned long long>(end));
+    return fail(Errc::InvalidArgument, b);
+}
 
 bool DirtyLogging::registered(const DirtyLog& log) const {
     const auto& lr = mem_.regions;

@@ -21,6 +21,11 @@ struct DirtyLog {
     uint8_t log_page = 12;
 };
 
+// The log has a bit for every page of the table: a page the device writes
+// past its end would be logged nowhere (vhost drops such bits; the device
+// would fail the queue). InvalidArgument naming both ends otherwise.
+Result<void> check_log_covers(const DirtyLog& log, const std::vector<MemRegion>& table);
+
 class DirtyLogging {
 public:
     DirtyLogging(GuestMemory& mkeys, const devx::Context& ctx, uint32_t pdn)
