@@ -228,8 +228,9 @@ def case_cycles(args):
         subprocess.run([sys.executable, PLOT, "-o", svg, "--op", "both", res], check=True,
                        timeout=DEADLINE)
         root = ET.parse(svg).getroot()
-        polys = root.findall("{http://www.w3.org/2000/svg}polyline")
-        assert len(polys) == 2 * 4, len(polys)  # 3 strategies + ideal, 2 panels
+        series = [g.get("id") for g in root.iter("{http://www.w3.org/2000/svg}g")
+                  if g.get("id", "").startswith("series-")]
+        assert len(series) == 2 * 4, series  # 3 strategies + ideal, 2 panels
     finally:
         wd.close()
 
