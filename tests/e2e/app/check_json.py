@@ -24,15 +24,22 @@ def validate(inst, schema):
     return [f"{e.json_path}: {e.message}" for e in sorted(errors, key=lambda e: e.json_path)]
 
 
+# The downtime ledger's tracks: a span per device stop or start, and in it a
+# span per phase reached (app/vdpa-testpmd/trace.cpp, add_ledger).
+LEDGER_SPANS = {"device stop", "device start", "suspend_issued", "suspend_done", "bases_handed_back",
+                "used_rings_logged", "memory_registered", "virtqs_created", "all_ready", "conf_returned",
+                "notifiers_set", "announced"}
+
+
 def check_trace(path):
     """Loads a trace; raises AssertionError on a malformed one. Returns
-    {"fw": [fw events], "phases": [...], "ops": [...], "meta": [...],
-     "other": dict from otherData}."""
+    {"fw": [fw events], "phases": [...], "ops": [...], "ledger": [...],
+     "meta": [...], "other": dict from otherData}."""
     with open(path) as f:
         doc = json.load(f)
     assert isinstance(doc, dict) and isinstance(doc.get("traceEvents"), list), \
         "not a trace event object"
-    out = {"fw": [], "phases": [], "ops": [], "meta": [], "other": doc.get("otherData", {})}
+    out = {"fw": [], "phases": [], "ops": [], "ledger": [], "meta": [], "other": doc.get("otherData", {})}
     for i, e in enumerate(doc["traceEvents"]):
         where = f"traceEvents[{i}]"
         assert isinstance(e, dict) and e.get("ph") in ("X", "M"), f"{where}: bad event {e!r}"
@@ -56,9 +63,12 @@ def check_trace(path):
         elif cat == "op":
             assert e["name"] in ("suspend", "resume"), f"{where}: unknown op"
             out["ops"].append(e)
+        elif cat == "ledger":
+            assert e["name"] in LEDGER_SPANS, f"{where}: unknown ledger span {e['name']!r}"
+            out["ledger"].append(e)
         else:
             raise AssertionError(f"{where}: unknown category {cat!r}")
-    _check_nesting(out["fw"] + out["phases"] + out["ops"])
+    _check_nesting(out["fw"] + out["phases"] + out["ops"] + out["ledger"])
     return out
 
 
