@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """./run demo: the main job on the emulated ConnectX (default profile cx7).
 
 For each queue-pair count of the sweep it starts vdpa-testpmd with the PMD on
@@ -13,94 +13,81 @@ the destination start of a 64 GiB guest, sequential against async
 usage: tools/demo.py BUILD_DIR [--out DIR] [--cycles N] [--pairs 1,2,4,8,16]
 """
 import argparse
-import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 
-TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(TOP, "tests", "e2e"))
-from e2e_lib import Frontend, Proc  # noqa: E402
-import demo_destination  # noqa: E402
-import measured  # noqa: E402
+import demo_destination  # tools/, this script's folder
+import measured
+from harness import TOP
+from harness.frontend import Frontend, VhostUserGuest
+from harness.host import eal
+from harness.proc import Proc, Workdir, unique
 
-EAL = ["--no-huge", "-m", "256", "--no-pci"]
 STRATEGIES = "sequential,threads,async"
 TRAFFIC = 128  # packets per queue pair sent by vhost-user-guest during the cycles
 
 
-def frontend(build, sock, pairs, prefix):
+def frontend(build, sock, pairs, wd):
     guest = os.path.join(build, "tools", "vhost-user-guest", "vhost-user-guest")
     if pairs > 8:
         if not os.path.exists(guest):
             return None
-        p = Proc([guest, "--socket", sock, "--pairs", str(pairs)], name="vhost-user-guest")
-        p.send("start")
-        p.read_until(lambda l: l.startswith("{"), 120)
+        g = VhostUserGuest(guest, sock, pairs, log_path=wd.file("guest.log"))
+        g.cmd("start", timeout=120)
         # Traffic: receive buffers on every RX ring (2k), packets on every TX
         # ring (2k+1), posted as the app starts its cycles; the emulated
         # device loops them back; counted from the RX used rings at the end.
         for q in range(pairs):
-            for c in (f"post-rx {2 * q} {TRAFFIC}", f"post-tx {2 * q + 1} {TRAFFIC} 256"):
-                p.send(c)
-                p.read_until(lambda l: l.startswith("{"), 30)
-        p.traffic_pairs = pairs
-        return p
+            g.cmd(f"post-rx {2 * q} {TRAFFIC}", timeout=30)
+            g.cmd(f"post-tx {2 * q + 1} {TRAFFIC} 256", timeout=30)
+        g.traffic_pairs = pairs
+        return g
     # DPDK 22.11's virtio_user: at most 8 queue pairs. Not forwarding: no
     # busy-polling lcore competing with the control path for the 2 cores.
-    return Frontend(sock, pairs, prefix)
+    return Frontend(sock, pairs, unique("demo-fe"), log_path=wd.file("frontend.log"))
 
 
 def traffic_looped(fe):
     """(packets the device looped back (RX rings' used index), callfd
-    signals the guest got on its 2 x pairs rings), or None."""
+    signals the guest got, rings signalled), or None."""
     pairs = getattr(fe, "traffic_pairs", 0)
     if not pairs:
         return None
-    total = 0
-    for q in range(pairs):
-        fe.send(f"used {2 * q}")
-        total += json.loads(fe.read_until(lambda l: l.startswith("{"), 30)).get("used_idx", 0)
-    fe.send("irqs")
-    irqs = json.loads(fe.read_until(lambda l: l.startswith("{"), 30))
+    total = sum(fe.cmd(f"used {2 * q}", timeout=30).get("used_idx", 0) for q in range(pairs))
+    irqs = fe.cmd("irqs", timeout=30)
     return total, irqs.get("total", 0), sum(1 for c in irqs.get("irqs", []) if c)
 
 
 def run_one(build, out, pairs, cycles, trace):
-    run_dir = tempfile.mkdtemp(prefix="mlx5a-demo-")
-    os.chmod(run_dir, 0o700)
-    iface = os.path.join(run_dir, "sock")
     result = os.path.join(out, f"results-q{2 * pairs}.json")
-    app = [os.path.join(build, "app", "vdpa-testpmd", "vdpa-testpmd")] + EAL + [
-        "--file-prefix", f"demo-app-{os.getpid()}-{pairs}",
-        "--vdev", f"vdpa_mlx5async0,emu=cx7,queues={pairs},queue_size=256", "--",
-        "--iface", iface, "--auto-start", "--wait-ready", "120", "--cycles", str(cycles),
-        "--strategies", STRATEGIES, "--json", result]
-    if trace:
-        app += ["--trace", os.path.join(out, "trace.json")]
-    host = Proc(app, name="vdpa-testpmd")
-    fe = None
-    try:
-        host.read_until(lambda l: ": attached to " in l, 60)  # the socket exists now
-        fe = frontend(build, iface + "0", pairs, f"demo-fe-{os.getpid()}-{pairs}")
-        if fe is None:
+    with Workdir("mlx5a-demo-") as wd:
+        iface = wd.file("sock")
+        app = [os.path.join(build, "app", "vdpa-testpmd", "vdpa-testpmd")] + eal(256) + [
+            "--file-prefix", unique("demo-app"),
+            "--vdev", f"vdpa_mlx5async0,emu=cx7,queues={pairs},queue_size=256", "--",
+            "--iface", iface, "--auto-start", "--wait-ready", "120", "--cycles", str(cycles),
+            "--strategies", STRATEGIES, "--json", result]
+        if trace:
+            app += ["--trace", os.path.join(out, "trace.json")]
+        host = Proc(app, "vdpa-testpmd", log_path=wd.file("app.log"))
+        fe = None
+        try:
+            host.read_until(lambda l: ": attached to " in l, 60)  # the socket exists now
+            fe = frontend(build, iface + "0", pairs, wd)
+            if fe is None:
+                return None
+            host.read_until(lambda l: l.startswith("cycles:"), 600)
+            looped = traffic_looped(fe)
+            rc = host.wait(120)
+            table = [l for l in host.output() if l.startswith("|") or l.startswith("(medians")]
+            if rc != 0:
+                raise SystemExit(f"demo: vdpa-testpmd failed ({rc}) at {pairs} pairs:\n" + host.tail(30))
+            return result, table, looped
+        finally:
+            if fe:
+                fe.kill()
             host.kill()
-            return None
-        host.read_until(lambda l: l.startswith("cycles:"), 600)
-        looped = traffic_looped(fe)
-        rc = host.wait(120)
-        table = [l for l in host.lines if l.startswith("|") or l.startswith("(medians")]
-        if rc != 0:
-            raise SystemExit(f"demo: vdpa-testpmd failed ({rc}) at {pairs} pairs:\n" +
-                             "\n".join(host.lines[-30:]))
-        return result, table, looped
-    finally:
-        if fe:
-            fe.kill()
-        host.kill()
-        shutil.rmtree(run_dir, ignore_errors=True)
 
 
 def main():

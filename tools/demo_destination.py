@@ -8,16 +8,12 @@ Sequential (DPDK 22.11's order) and async alternate, three runs each."""
 import json
 import os
 import statistics
-import sys
-import tempfile
 import time
 
-TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(TOP, "tools", "migration"))
-sys.path.insert(0, os.path.join(TOP, "tests", "e2e"))
-from e2e_lib import Proc  # noqa: E402
-from host import Host  # noqa: E402
-from session import vdev, wait_ledger  # noqa: E402
+from harness.frontend import VhostUserGuest
+from harness.host import vdpa_testpmd
+from harness.migration import vdev, wait_ledger
+from harness.proc import Workdir
 
 GUEST_GIB = 64
 PAIRS = 16
@@ -27,13 +23,12 @@ RUNS = 3
 def one_start(build, strategy, workdir, run):
     app = os.path.join(build, "app", "vdpa-testpmd", "vdpa-testpmd")
     guest = os.path.join(build, "tools", "vhost-user-guest", "vhost-user-guest")
-    host = Host(app, workdir, f"dst-{strategy}-{run}", vdev(PAIRS, strategy))
+    host = vdpa_testpmd(app, workdir, f"dst-{strategy}-{run}", vdev(PAIRS, strategy))
     fe = None
     try:
-        fe = Proc([guest, "--socket", host.socket, "--pairs", str(PAIRS),
-                   "--mem-mb", str(GUEST_GIB * 1024), "--regions", "2"], name="vhost-user-guest")
-        fe.send("start dst")
-        reply = json.loads(fe.read_until(lambda l: l.startswith("{"), 300))
+        fe = VhostUserGuest(guest, host.socket, PAIRS, ["--mem-mb", str(GUEST_GIB * 1024), "--regions", "2"],
+                            log_path=os.path.join(workdir, f"guest-{strategy}-{run}.log"))
+        reply = fe.cmd("start dst", ok=False, timeout=300)
         if not reply.get("ok", True):
             raise SystemExit(f"demo: vhost-user-guest start failed: {reply}")
         led = wait_ledger(host, "start_seq", {"start_seq": 0}, "all_ready_ns", time.monotonic() + 300)
@@ -48,12 +43,11 @@ def one_start(build, strategy, workdir, run):
 
 def run(build, out):
     """Prints the line and writes out/destination.json; returns the line."""
-    workdir = tempfile.mkdtemp(prefix="mlx5a-demo-dst-")
-    os.chmod(workdir, 0o700)
     starts = {"sequential": [], "async": []}
-    for r in range(RUNS):
-        for s in starts:
-            starts[s].append(one_start(build, s, workdir, r))
+    with Workdir("mlx5a-demo-dst-") as wd:
+        for r in range(RUNS):
+            for s in starts:
+                starts[s].append(one_start(build, s, wd.path, r))
     med = {s: (statistics.median(t for t, _ in v), statistics.median(m for _, m in v))
            for s, v in starts.items()}
     with open(os.path.join(out, "destination.json"), "w") as f:

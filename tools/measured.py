@@ -1,14 +1,16 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Measurements in the docs come from commands, never typed.
 
   measured.py write OUT.json COMMAND    stdin (Markdown) -> OUT.json, with the
                                         command and the commit it ran at
-  measured.py report FILE...            fills each marked block of FILE from
-                                        out/<name>/summary.json (./run report)
-  measured.py check FILE...             every marked block names a ./run
-                                        command and its tables parse (a test)
+  measured.py report [FILE...]          fills each marked block of the docs
+                                        (./run report)
+  measured.py check [FILE...]           every marked block names a ./run
+                                        command, its tables parse, and the
+                                        blocks of one name agree (a test)
 
-A marked block:
+FILE: by default the docs, README.md, doc/*.md and doc/guides/*.md. A
+marked block:
 
   <!-- measured: demo -->
   ...generated: `./run demo` at <commit>, then its Markdown...
@@ -16,7 +18,11 @@ A marked block:
 
 `demo` names out/demo/summary.json, which `./run demo` writes;
 `<!-- measured: migrate devices4 -->` names out/migrate/summary-devices4.json
-(`./run migrate --devices 4`)."""
+(`./run migrate --devices 4`). report fills every block of a name from
+that file; where it does not exist (the command was not run in this tree),
+from the first doc whose block of that name is filled, so that every doc
+shows the same run."""
+import glob
 import json
 import os
 import re
@@ -26,6 +32,12 @@ import sys
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BLOCK = re.compile(r"(<!-- measured: ([\w-]+)(?: ([\w-]+))? -->\n)(.*?)(<!-- /measured -->)", re.S)
 STAMP = re.compile(r"^`(\./run [\w-]+)[^`]*` at ([0-9a-f]{7,40}(?:-dirty)?)\b", re.M)
+
+
+def docs():
+    """The docs that may hold marked blocks, README first."""
+    return [os.path.join(TOP, "README.md")] + sorted(glob.glob(os.path.join(TOP, "doc", "*.md"))) + \
+        sorted(glob.glob(os.path.join(TOP, "doc", "guides", "*.md")))
 
 
 def commit():
@@ -48,37 +60,66 @@ def write_summary(path, command, markdown):
         json.dump({"command": command, "commit": commit(), "markdown": markdown.strip()}, f, indent=1)
 
 
-def render(name, variant=None):
+def key_of(m):
+    """A block's name and variant: 'migrate devices4'."""
+    return m.group(2) + (f" {m.group(3)}" if m.group(3) else "")
+
+
+def rendered(name, variant=None):
+    """The block body from out/<name>/summary[-variant].json, or None."""
     path = os.path.join(TOP, "out", name, f"summary-{variant}.json" if variant else "summary.json")
-    with open(path) as f:
-        s = json.load(f)
+    try:
+        with open(path) as f:
+            s = json.load(f)
+    except FileNotFoundError:
+        return None
     return f"`{s['command']}` at {s['commit']}:\n\n{s['markdown']}\n"
 
 
-def report(files):
-    for path in files:
-        with open(path) as f:
-            text = f.read()
-        missing = []
+def read(path):
+    with open(path) as f:
+        return f.read()
 
-        def fill(m):
-            try:
-                return m.group(1) + render(m.group(2), m.group(3)) + m.group(5)
-            except FileNotFoundError:
-                missing.append(m.group(2) + (f" {m.group(3)}" if m.group(3) else ""))
-                return m.group(0)
-        text = BLOCK.sub(fill, text)
-        with open(path, "w") as f:
-            f.write(text)
-        for name in missing:
-            print(f"report: {path}: no out/{name}/summary.json (run ./run {name}); block kept",
+
+def bodies(files):
+    """key -> (body, where from) for every block name of the files: out/'s
+    summary, else the first filled block of that name in the files."""
+    out = {}
+    for path in files:
+        for m in BLOCK.finditer(read(path)):
+            key = key_of(m)
+            if key in out and out[key][0] is not None:
+                continue
+            body = rendered(m.group(2), m.group(3))
+            if body is not None:
+                out[key] = (body, f"out/{m.group(2)}")
+            elif STAMP.search(m.group(4)):
+                out[key] = (m.group(4), os.path.relpath(path, TOP))
+            else:
+                out.setdefault(key, (None, None))
+    return out
+
+
+def report(files):
+    source = bodies(docs() if not files else files)
+    for path in files or docs():
+        text = read(path)
+        new = BLOCK.sub(lambda m: m.group(1) + (source[key_of(m)][0] or m.group(4)) + m.group(5), text)
+        if new != text:
+            with open(path, "w") as f:
+                f.write(new)
+    for key, (body, where) in sorted(source.items()):
+        name = key.split()[0]
+        if body is None:
+            print(f"report: {key}: no out/{name} summary and no filled block (run ./run {name})", file=sys.stderr)
+        elif not where.startswith("out/"):
+            print(f"report: {key}: no out/{name} summary (run ./run {name}); every block as in {where}",
                   file=sys.stderr)
 
 
 def run_commands():
     """The ./run subcommands (its usage line)."""
-    with open(os.path.join(TOP, "run")) as f:
-        m = re.search(r"usage: \./run ([\w|-]+)", f.read())
+    m = re.search(r"usage: \./run ([\w|-]+)", read(os.path.join(TOP, "run")))
     return set(m.group(1).split("|")) if m else set()
 
 
@@ -94,33 +135,41 @@ def tables(md):
     return out
 
 
+def block_problems(where, name, body, commands):
+    """What is wrong with one block: an unknown command, no stamp, a table
+    that does not parse."""
+    bad = []
+    if name not in commands:
+        bad.append(f"{where}: ./run has no command {name} ({sorted(commands)})")
+    stamp = STAMP.search(body)
+    if not stamp:
+        bad.append(f"{where}: no '`./run ...` at <commit>' line")
+    elif stamp.group(1) != f"./run {name}":
+        bad.append(f"{where}: made by {stamp.group(1)}, not ./run {name}")
+    ts = tables(body)
+    if not ts:
+        bad.append(f"{where}: no table")
+    for t in ts:
+        if len(t) < 3 or not all(re.fullmatch(r":?-+:?", c) for c in t[1]):
+            bad.append(f"{where}: a table without header, separator and rows: {t[:2]}")
+            continue
+        widths = {len(r) for r in t}
+        if len(widths) != 1:
+            bad.append(f"{where}: rows of {sorted(widths)} cells in one table ({t[0]})")
+    return bad
+
+
 def check(files):
-    bad, blocks = [], 0
+    bad, blocks, seen = [], 0, {}
     commands = run_commands()
-    for path in files:
-        with open(path) as f:
-            text = f.read()
-        for m in BLOCK.finditer(text):
+    for path in files or docs():
+        for m in BLOCK.finditer(read(path)):
             blocks += 1
-            name, body = m.group(2), m.group(4)
-            where = f"{os.path.relpath(path, TOP)}: block {name}"
-            if name not in commands:
-                bad.append(f"{where}: ./run has no command {name} ({sorted(commands)})")
-            stamp = STAMP.search(body)
-            if not stamp:
-                bad.append(f"{where}: no '`./run ...` at <commit>' line")
-            elif stamp.group(1) != f"./run {name}":
-                bad.append(f"{where}: made by {stamp.group(1)}, not ./run {name}")
-            ts = tables(body)
-            if not ts:
-                bad.append(f"{where}: no table")
-            for t in ts:
-                if len(t) < 3 or not all(re.fullmatch(r":?-+:?", c) for c in t[1]):
-                    bad.append(f"{where}: a table without header, separator and rows: {t[:2]}")
-                    continue
-                widths = {len(r) for r in t}
-                if len(widths) != 1:
-                    bad.append(f"{where}: rows of {sorted(widths)} cells in one table ({t[0]})")
+            where = f"{os.path.relpath(path, TOP)}: block {key_of(m)}"
+            bad += block_problems(where, m.group(2), m.group(4), commands)
+            first = seen.setdefault(key_of(m), (where, m.group(4)))
+            if first[1] != m.group(4):
+                bad.append(f"{where}: differs from {first[0]} (./run report makes them one)")
     for b in bad:
         print(b)
     print(f"measured: {blocks} blocks, {len(bad)} problems")
@@ -130,9 +179,9 @@ def check(files):
 if __name__ == "__main__":
     if len(sys.argv) >= 4 and sys.argv[1] == "write":
         write_summary(sys.argv[2], sys.argv[3], sys.stdin.read())
-    elif len(sys.argv) >= 3 and sys.argv[1] == "report":
+    elif len(sys.argv) >= 2 and sys.argv[1] == "report":
         report(sys.argv[2:])
-    elif len(sys.argv) >= 3 and sys.argv[1] == "check":
+    elif len(sys.argv) >= 2 and sys.argv[1] == "check":
         sys.exit(check(sys.argv[2:]))
     else:
         sys.exit(__doc__)

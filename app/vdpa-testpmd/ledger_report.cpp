@@ -63,37 +63,29 @@ void print_ledger(Port& p) {
     }
 }
 
-void json_ledger(JsonWriter& w, const std::vector<Port*>& ports) {
-    w.begin_array();
+Json json_ledger(const std::vector<Port*>& ports) {
+    auto ns_or_null = [](uint64_t ns) { return ns ? Json(ns) : Json(nullptr); };
+    Json out = Json::array();
     for (Port* p : ports) {
         Ledger l{};
         if (rte_pmd_mlx5async_get_ledger(p->dev, &l) < 0)
             continue;
-        w.begin_object();
-        w.field("device", p->name.c_str());
-        w.field("stop_seq", l.stop_seq);
-        w.field("start_seq", l.start_seq);
-        w.key("phases");
-        w.begin_array();
-        for (unsigned i = 0; i < kPhases; i++) {
-            w.begin_object();
-            w.field("phase", name_of(i));
-            w.key("mono_ns");
-            l.mono_ns[i] ? w.number(l.mono_ns[i]) : w.null();
-            w.key("wall_ns");
-            l.wall_ns[i] ? w.number(l.wall_ns[i]) : w.null();
-            w.end_object();
-        }
-        w.end_array();
-        w.field("stop_rings", l.stop_rings);
-        w.field("logged_rings", l.logged_rings);
-        w.field("start_rings", l.start_rings);
-        w.field("regions_registered", l.regions_registered);
-        w.key("notifiers_rc");
-        l.notifiers_tried ? w.number(double(l.notifiers_rc)) : w.null();
-        w.end_object();
+        Json phases = Json::array();
+        for (unsigned i = 0; i < kPhases; i++)
+            phases.push_back({{"phase", name_of(i)},
+                              {"mono_ns", ns_or_null(l.mono_ns[i])},
+                              {"wall_ns", ns_or_null(l.wall_ns[i])}});
+        out.push_back({{"device", p->name},
+                       {"stop_seq", l.stop_seq},
+                       {"start_seq", l.start_seq},
+                       {"phases", std::move(phases)},
+                       {"stop_rings", l.stop_rings},
+                       {"logged_rings", l.logged_rings},
+                       {"start_rings", l.start_rings},
+                       {"regions_registered", l.regions_registered},
+                       {"notifiers_rc", l.notifiers_tried ? Json(l.notifiers_rc) : Json(nullptr)}});
     }
-    w.end_array();
+    return out;
 }
 
 }  // namespace vdpa_testpmd

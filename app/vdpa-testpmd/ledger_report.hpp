@@ -5,13 +5,12 @@
 #include <vector>
 
 #include "app.hpp"
+#include "json.hpp"
 
 namespace vdpa_testpmd {
 
-class JsonWriter;
-
 void print_ledger(Port& p);
 // "ledger": one object per device (results.schema.json).
-void json_ledger(JsonWriter& w, const std::vector<Port*>& ports);
+Json json_ledger(const std::vector<Port*>& ports);
 
 }  // namespace vdpa_testpmd

@@ -236,72 +236,59 @@ void print_strategy_table(const std::vector<StrategyColumn>& cols) {
 
 namespace {
 
-void json_stats(JsonWriter& w, const SummaryStats& st) {
-    w.field("samples", uint64_t(st.samples));
-    for (auto [k, v] : {std::pair{"min_ms", st.min}, {"median_ms", st.median}, {"p99_ms", st.p99},
-                        {"max_ms", st.max}}) {
-        w.key(k);
-        st.samples ? w.number(v) : w.null();
-    }
-    w.key("ideal_ms");
-    st.ideal > 0 ? w.number(st.ideal) : w.null();
-    w.key("measured_over_ideal");
-    st.ideal > 0 && st.samples ? w.number(st.median / st.ideal) : w.null();
-    w.field("failures", st.failures);
+// A summary's numbers; times are null without a sample, ideals null on
+// hardware (no modelled latency).
+void set_stats(Json& entry, const SummaryStats& st) {
+    auto ms_or_null = [&](double v) { return st.samples ? Json(v) : Json(nullptr); };
+    entry["samples"] = uint64_t(st.samples);
+    entry["min_ms"] = ms_or_null(st.min);
+    entry["median_ms"] = ms_or_null(st.median);
+    entry["p99_ms"] = ms_or_null(st.p99);
+    entry["max_ms"] = ms_or_null(st.max);
+    entry["ideal_ms"] = st.ideal > 0 ? Json(st.ideal) : Json(nullptr);
+    entry["measured_over_ideal"] =
+        st.ideal > 0 && st.samples ? Json(st.median / st.ideal) : Json(nullptr);
+    entry["failures"] = st.failures;
 }
 
 }  // namespace
 
 int write_json(App& app, const std::string& file) {
-    FILE* f = fopen(file.c_str(), "w");
-    if (f == nullptr) {
-        printf("error: cannot write %s: %s\n", file.c_str(), strerror(errno));
-        return -errno;
-    }
     RunInfo ri;
     if (app.run_info)
         ri = *app.run_info;
-    JsonWriter w(f);
-    w.begin_object();
-    w.field("tool", "vdpa-testpmd");
-    w.field("schema_version", uint64_t(2));
-    w.field("profile", ri.profile.c_str());
-    w.field("devices", uint64_t(app.ports.size()));
-    w.field("queues", ri.queues);
-    w.field("max_inflight", ri.max_inflight);
-    w.field("fw_max_inflight", ri.fw_max_inflight);
-    w.field("modify_ms", ri.modify_ms);
-    w.field("query_ms", ri.query_ms);
-    w.field("cycles_ok", app.cycles_ok);
-    w.field("cycles_failed", app.cycles_failed);
-    w.key("results");
-    w.begin_array();
+    Json doc = {{"tool", "vdpa-testpmd"},
+                {"schema_version", 2},
+                {"profile", ri.profile},
+                {"devices", uint64_t(app.ports.size())},
+                {"queues", ri.queues},
+                {"max_inflight", ri.max_inflight},
+                {"fw_max_inflight", ri.fw_max_inflight},
+                {"modify_ms", ri.modify_ms},
+                {"query_ms", ri.query_ms},
+                {"cycles_ok", app.cycles_ok},
+                {"cycles_failed", app.cycles_failed}};
+    Json results = Json::array();
     for (const auto& [key, sets] : app.results) {
         for (int op = 0; op < 2; op++) {
-            w.begin_object();
-            w.field("strategy", key.strategy.c_str());
-            w.field("op", op_label(op));
-            w.field("devices", key.devices);
-            w.field("queues", key.queues);
-            w.field("max_inflight", key.max_inflight);
-            json_stats(w, summarize(sets[op]));
-            w.end_object();
+            Json entry = {{"strategy", key.strategy},
+                          {"op", op_label(op)},
+                          {"devices", key.devices},
+                          {"queues", key.queues},
+                          {"max_inflight", key.max_inflight}};
+            set_stats(entry, summarize(sets[op]));
+            results.push_back(std::move(entry));
         }
     }
-    w.end_array();
-    w.key("ledger");
+    doc["results"] = std::move(results);
     std::vector<Port*> ports;
     for (auto& p : app.ports)
         ports.push_back(p.get());
-    json_ledger(w, ports);
-    w.end_object();
-    bool ok = w.finish();
-    if (fclose(f) != 0 || !ok) {
-        printf("error: writing %s failed\n", file.c_str());
-        return -EIO;
-    }
-    printf("results written to %s\n", file.c_str());
-    return 0;
+    doc["ledger"] = json_ledger(ports);
+    int rc = write_json_file(doc, file, "results");
+    if (rc == 0)
+        printf("results written to %s\n", file.c_str());
+    return rc;
 }
 
 }  // namespace vdpa_testpmd

@@ -3,10 +3,8 @@
 #include "trace.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
-#include <cstring>
 
 #include "app.hpp"
 #include "json.hpp"
@@ -141,13 +139,13 @@ void Trace::add_span(const Port& p, const rte_pmd_mlx5async_cmd_span& s) {
         op_spans_++;
     else
         other_spans_++;
-    char args[256];
-    snprintf(args, sizeof(args),
-             "{\"status\":\"%s\",\"status_code\":%u,\"opcode\":\"0x%x\",\"obj_id\":%" PRIu32
-             ",\"queue\":%d,\"batch\":\"%s\"}",
-             status_name(s.status), s.status, s.opcode, s.obj_id, s.queue, batch_name(s.op));
+    char opcode[8];
+    snprintf(opcode, sizeof(opcode), "0x%x", s.opcode);
+    Json args = {{"status", status_name(s.status)}, {"status_code", s.status},
+                 {"opcode", opcode},                 {"obj_id", s.obj_id},
+                 {"queue", s.queue},                 {"batch", batch_name(s.op)}};
     uint64_t end = std::max(s.end_ns, s.submit_ns);
-    events_.push_back({opcode_name(s.opcode), "fw", args, p.index + 1, tid, s.submit_ns,
+    events_.push_back({opcode_name(s.opcode), "fw", std::move(args), p.index + 1, tid, s.submit_ns,
                        end - s.submit_ns});
     if (tids_.size() <= p.index)
         tids_.resize(p.index + 1);
@@ -184,16 +182,16 @@ void Trace::record_op(const std::vector<Port*>& ps, rte_pmd_mlx5async_op op,
         fw_begin = clamp(fw_begin);
         uint64_t prep_begin = clamp(fw_begin >= t.prepare_ns ? fw_begin - t.prepare_ns : 0);
         uint64_t vhost_end = clamp(fw_end + t.vhost_ns);
-        char args[200];
-        snprintf(args, sizeof(args),
-                 "{\"queues\":%u,\"commands\":%u,\"failed\":%u,\"peak_inflight\":%u,"
-                 "\"ideal_ms\":%.3f}",
-                 t.queues, t.commands, t.failed, t.peak_inflight, double(t.ideal_ns) / 1e6);
+        Json args = {{"queues", t.queues},   {"commands", t.commands},
+                     {"failed", t.failed},   {"peak_inflight", t.peak_inflight},
+                     {"ideal_ms", double(t.ideal_ns) / 1e6}};
         unsigned pid = p.index + 1;
-        events_.push_back({op_name(op), "op", args, pid, 0, call_begin, call_end - call_begin});
-        events_.push_back({"prepare", "phase", "{}", pid, 0, prep_begin, fw_begin - prep_begin});
-        events_.push_back({"firmware", "phase", "{}", pid, 0, fw_begin, fw_end - fw_begin});
-        events_.push_back({"vhost", "phase", "{}", pid, 0, fw_end, vhost_end - fw_end});
+        const Json none = Json::object();
+        events_.push_back({op_name(op), "op", std::move(args), pid, 0, call_begin,
+                           call_end - call_begin});
+        events_.push_back({"prepare", "phase", none, pid, 0, prep_begin, fw_begin - prep_begin});
+        events_.push_back({"firmware", "phase", none, pid, 0, fw_begin, fw_end - fw_begin});
+        events_.push_back({"vhost", "phase", none, pid, 0, fw_end, vhost_end - fw_end});
         if (tids_.size() <= p.index)
             tids_.resize(p.index + 1);
         if (std::find(tids_[p.index].begin(), tids_[p.index].end(), 0) == tids_[p.index].end())
@@ -221,11 +219,12 @@ void Trace::add_ledger(const Port& p) {
             if (!t || t < prev)
                 continue;
             auto name = rte_pmd_mlx5async_ledger_phase_name(rte_pmd_mlx5async_ledger_phase(i));
-            events_.push_back({name, "ledger", "{}", p.index + 1, kLedgerTid + h, prev, t - prev});
+            events_.push_back({name, "ledger", Json::object(), p.index + 1, kLedgerTid + h, prev,
+                               t - prev});
             prev = last = t;
         }
-        events_.push_back({h == 0 ? "device stop" : "device start", "ledger", "{}", p.index + 1,
-                           kLedgerTid + h, first, last - first});
+        events_.push_back({h == 0 ? "device stop" : "device start", "ledger", Json::object(),
+                           p.index + 1, kLedgerTid + h, first, last - first});
         if (tids_.size() <= p.index)
             tids_.resize(p.index + 1);
         auto& t = tids_[p.index];
@@ -234,22 +233,35 @@ void Trace::add_ledger(const Port& p) {
     }
 }
 
-// Perfetto names the tracks from these metadata events.
-void Trace::write_track_names(JsonWriter& w, const std::vector<Port*>& ports) const {
+namespace {
+
+// Perfetto names the tracks from metadata events ("M").
+Json metadata(unsigned pid, int tid, const char* what, Json args) {
+    return {{"ph", "M"}, {"name", what}, {"pid", pid}, {"tid", tid}, {"args", std::move(args)}};
+}
+
+// Trace Event Format times are microseconds. Whole nanoseconds / 1000
+// written as the shortest decimal that reads back to the same double:
+// spans that touch in nanoseconds still touch once read back.
+double micros(int64_t ns) { return double(ns) / 1e3; }
+
+}  // namespace
+
+void Trace::add_track_names(Json& events, const std::vector<Port*>& ports) const {
     for (size_t pid = 0; pid < tids_.size(); pid++) {
         if (tids_[pid].empty())
             continue;
-        w.metadata(unsigned(pid + 1), 0, "process_name", ports.size() > pid
-                                                             ? ports[pid]->name.c_str()
-                                                             : "device");
+        unsigned id = unsigned(pid + 1);
+        events.push_back(metadata(id, 0, "process_name",
+                                  {{"name", ports.size() > pid ? ports[pid]->name : "device"}}));
         for (int tid : tids_[pid]) {
             std::string n = tid == 0 ? "driver phases"
                             : tid == kOtherTid ? "device commands"
                             : tid == kLedgerTid ? "ledger: device stop"
                             : tid == kLedgerTid + 1 ? "ledger: device start"
                                                     : "vq " + std::to_string(tid - 1);
-            w.metadata(unsigned(pid + 1), tid, "thread_name", n.c_str());
-            w.metadata_sort(unsigned(pid + 1), tid);
+            events.push_back(metadata(id, tid, "thread_name", {{"name", n}}));
+            events.push_back(metadata(id, tid, "thread_sort_index", {{"sort_index", tid}}));
         }
     }
 }
@@ -261,36 +273,28 @@ int Trace::save(const std::string& file, const std::vector<Port*>& ports) {
     const size_t before_ledger = events_.size();
     for (Port* p : ports)
         add_ledger(*p);
-    FILE* f = fopen(file.c_str(), "w");
-    if (f == nullptr) {
-        printf("error: cannot write trace file %s: %s\n", file.c_str(), strerror(errno));
-        return -errno;
-    }
-    JsonWriter w(f);
-    w.begin_object();
-    w.key("displayTimeUnit");
-    w.string("ms");
-    w.key("otherData");
-    w.begin_object();
-    w.field("tool", "vdpa-testpmd");
-    w.field("command_spans", op_spans_ + other_spans_);
-    w.field("app_command_spans", app_spans_);
-    w.field("commands_issued", commands_issued_);
-    w.end_object();
-    w.key("traceEvents");
-    w.begin_array();
-    write_track_names(w, ports);
+    Json events = Json::array();
+    add_track_names(events, ports);
     for (const Event& e : events_)
-        w.complete_event(e.name.c_str(), e.cat.c_str(), e.pid, e.tid,
-                         int64_t(e.ts_ns) - int64_t(t0_ns_), e.dur_ns, e.args.c_str());
-    w.end_array();
-    w.end_object();
-    bool ok = w.finish();
+        events.push_back({{"ph", "X"},
+                          {"name", e.name},
+                          {"cat", e.cat},
+                          {"pid", e.pid},
+                          {"tid", e.tid},
+                          {"ts", micros(int64_t(e.ts_ns) - int64_t(t0_ns_))},
+                          {"dur", micros(int64_t(e.dur_ns))},
+                          {"args", e.args}});
     events_.resize(before_ledger);  // read anew at the next save
-    if (fclose(f) != 0 || !ok) {
-        printf("error: writing trace file %s failed\n", file.c_str());
-        return -EIO;
-    }
+    Json doc = {{"displayTimeUnit", "ms"},
+                {"otherData",
+                 {{"tool", "vdpa-testpmd"},
+                  {"command_spans", op_spans_ + other_spans_},
+                  {"app_command_spans", app_spans_},
+                  {"commands_issued", commands_issued_}}},
+                {"traceEvents", std::move(events)}};
+    int rc = write_json_file(doc, file, "trace file");
+    if (rc < 0)
+        return rc;
     printf("trace: %" PRIu64 " command spans (%" PRIu64 " in suspend/resume batches, %" PRIu64
            " in the app's calls, which issued %" PRIu64 " commands) written to %s\n",
            op_spans_ + other_spans_, op_spans_, app_spans_, commands_issued_, file.c_str());

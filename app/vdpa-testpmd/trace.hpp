@@ -8,10 +8,11 @@
 
 #include <rte_pmd_mlx5async.h>
 
+#include "json.hpp"
+
 namespace vdpa_testpmd {
 
 struct Port;
-class JsonWriter;
 
 class Trace {
 public:
@@ -33,17 +34,17 @@ public:
     // Writes every event since start; prints what was written.
     int save(const std::string& file, const std::vector<Port*>& ports);
 
-
 private:
     struct Event {
-        std::string name, cat, args;  // args: JSON object text
+        std::string name, cat;
+        Json args;  // an object
         unsigned pid;
         int tid;
         uint64_t ts_ns, dur_ns;
     };
     void enable(Port& p);
     void drain(Port& p);
-    void write_track_names(JsonWriter& w, const std::vector<Port*>& ports) const;
+    void add_track_names(Json& events, const std::vector<Port*>& ports) const;
     void add_span(const Port& p, const rte_pmd_mlx5async_cmd_span& s);
     void add_ledger(const Port& p);
     bool active_ = false;

@@ -1,18 +1,19 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """EAL-level tests of the PMD over the emulated device with a real
 vhost-user frontend (Debian's dpdk-testpmd over net_virtio_user).
 
 usage: test_pmd.py CASE --host BIN --plugin-dir DIR
 """
-import json
 import os
-import socket
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_lib import (EAL_COMMON, Frontend, HostSession, Skip, run_case, thread_cpus,  # noqa: E402
-                     unique)
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(TOP, "tools"))
+from harness.cases import Skip, run_case  # noqa: E402
+from harness.frontend import Frontend  # noqa: E402
+from harness.host import EAL_COMMON, HostSession, thread_cpus  # noqa: E402
+from harness.proc import unique  # noqa: E402
 
 # Low emulated latencies keep the tests quick; the control path is the same.
 FAST = "emu_modify_us=20,emu_query_us=30,emu_create_us=20,emu_destroy_us=20,emu_umem_us=5"
@@ -149,7 +150,7 @@ def case_rdma_core_backend(args):
     with HostSession(args.host, "vdpa_mlx5async0,dev=mlx5emu0,queues=8,queue_size=256",
                      env=env) as s:
         host = s.host
-        assert any("probed rdma-core:mlx5emu0" in l for l in host.lines), host.lines[-20:]
+        assert any("probed rdma-core:mlx5emu0" in l for l in host.output()), host.tail(20)
         fe = s.track(Frontend(s.sock, FE_PAIRS, unique("fe")))
         assert host.cmd("wait-ready 16 60", timeout=90)["rdy"] == 16
         r = host.cmd("suspend")
@@ -171,36 +172,25 @@ def case_rdma_core_backend(args):
     assert "no RDMA device on this machine to find 00:00.0" in out, out[-2000:]
 
 
-def telemetry(prefix, cmd):
-    """One request on the EAL telemetry socket (v2: JSON over SEQPACKET)."""
-    path = f"/var/run/dpdk/{prefix}/dpdk_telemetry.v2"
-    with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as s:
-        s.settimeout(30)
-        s.connect(path)
-        json.loads(s.recv(16384))  # greeting: version, pid, max_output_len
-        s.send(cmd.encode())
-        return json.loads(s.recv(1 << 16))
-
-
 def case_telemetry(args):
     """/vdpa_mlx5async/{list,info,vqs}: devices, backend and last timings,
     per-virtq state and indexes, as the PMD sees them."""
     with HostSession(args.host, f"vdpa_mlx5async0,emu=cx7,queues=4,queue_size=256,{FAST}",
                      prefix=unique("tele")) as s:
-        host, prefix = s.host, s.prefix
+        host, telemetry = s.host, s.host.telemetry
         s.track(Frontend(s.sock, 4, unique("fe")))
         assert host.cmd("wait-ready 8 60", timeout=90)["rdy"] == 8
         assert host.cmd("suspend")["rc"] == 0
-        r = telemetry(prefix, "/vdpa_mlx5async/list")
-        assert r["/vdpa_mlx5async/list"] == ["vdpa_mlx5async0"], r
-        info = telemetry(prefix, "/vdpa_mlx5async/info,vdpa_mlx5async0")["/vdpa_mlx5async/info"]
+        devices = telemetry.query("/vdpa_mlx5async/list")
+        assert devices == ["vdpa_mlx5async0"], devices
+        info = telemetry.query("/vdpa_mlx5async/info,vdpa_mlx5async0")
         assert info["backend"].startswith("emu:cx7") and info["strategy"] == "async", info
         assert info["suspend_queues"] == 8 and info["suspend_commands"] == 16, info
         assert info["vid"] >= 0 and info["max_virtqs"] == 512, info
-        vqs = telemetry(prefix, "/vdpa_mlx5async/vqs,vdpa_mlx5async0")["/vdpa_mlx5async/vqs"]
+        vqs = telemetry.query("/vdpa_mlx5async/vqs,vdpa_mlx5async0")
         assert vqs["index"] == list(range(8)) and vqs["state"] == [2] * 8, vqs
-        bad = telemetry(prefix, "/vdpa_mlx5async/info,nosuch")
-        assert bad["/vdpa_mlx5async/info"] is None, bad  # -EINVAL: null payload
+        bad = telemetry.query("/vdpa_mlx5async/info,nosuch")
+        assert bad is None, bad  # -EINVAL: null payload
 
 
 CASES = {"telemetry": case_telemetry, "rdma-core": case_rdma_core_backend,

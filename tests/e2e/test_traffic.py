@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Traffic through the emulated datapath with a real vhost-user frontend:
 Debian's dpdk-testpmd over net_virtio_user in io forwarding (`start
 tx_first`) against tests/e2e/vdpa_host with the PMD on the emulator. The
@@ -12,45 +12,39 @@ memory, and no virtq is in ERR.
 
 usage: test_traffic.py CASE --host BIN [--cycles K] [--guest BIN]
 """
-import json
 import os
-import re
 import socket
 import sys
-import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_lib import Frontend, HostSession, Proc, run_case, unique  # noqa: E402
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(TOP, "tools"))
+from harness.cases import run_case  # noqa: E402
+from harness.frontend import Frontend, VhostUserGuest  # noqa: E402
+from harness.host import HostSession  # noqa: E402
+from harness.proc import unique  # noqa: E402
+from harness.wait import until  # noqa: E402
 
 FAST = "emu_modify_us=20,emu_query_us=30,emu_create_us=20,emu_destroy_us=20,emu_umem_us=5"
 RDY, SUSPEND, ERR = 1, 2, 3
 
 
-def port_stats(fe):
-    """Cumulative RX/TX packets of port 0 (testpmd `show port stats 0`)."""
-    fe.send("show port stats 0")
-    rx = int(re.search(r"RX-packets:\s*(\d+)", fe.read_until(lambda l: "RX-packets:" in l, 30)).group(1))
-    tx = int(re.search(r"TX-packets:\s*(\d+)", fe.read_until(lambda l: "TX-packets:" in l, 30)).group(1))
-    return rx, tx
+def circulating(fe, above):
+    """Port 0's (RX, TX) once it transmitted more than `above` packets."""
+    return until(fe.port_stats, lambda st: st[1] > above, 60, f"more than {above} packets transmitted")
 
 
 def drain(fe):
-    """Stops io forwarding, then receives (rxonly) until the port's counters
-    stop moving: whatever was in flight reaches testpmd."""
+    """Stops io forwarding, then receives (rxonly) until every packet the
+    port transmitted came back (TX no longer moves: nothing forwards);
+    returns (RX, TX). A lost packet fails the wait, naming both counts."""
     fe.send("stop")
     fe.read_until(lambda l: "Done." in l, 60)
     fe.send("set fwd rxonly")
     fe.send("start")
-    last = None
-    for _ in range(100):  # bounded: counters settle within a few rounds
-        time.sleep(0.1)
-        cur = port_stats(fe)
-        if cur == last and cur[0] == cur[1]:
-            break
-        last = cur
+    stats = until(fe.port_stats, lambda st: st[0] == st[1], 30, "RX == TX: every packet sent came back")
     fe.send("stop")
     fe.read_until(lambda l: "Done." in l, 60)
-    return port_stats(fe)
+    return stats
 
 
 def check_indexes(host, nrings):
@@ -82,18 +76,15 @@ def run(args, pairs, cycles):
         fe.send("set fwd io")
         fe.send("start tx_first")
         fe.read_until(lambda l: "io packet forwarding" in l, 30)
-        time.sleep(0.5)
-        before = port_stats(fe)
+        before = fe.port_stats()
         done = 0
         while done < cycles:
             k = min(100, cycles - done)
             r = host.cmd(f"cycles {k}", timeout=120)
             assert r["failed"] == 0, r
             done += k
-        time.sleep(0.3)
-        after = port_stats(fe)
-        assert after[1] > before[1], (before, after)  # traffic ran through the cycles
-        print(f"packets moved during {cycles} cycles (and 0.3 s after): {after[1] - before[1]}")
+        after = circulating(fe, before[1])  # traffic runs on through the cycles
+        print(f"packets moved during {cycles} cycles, until the count moved: {after[1] - before[1]}")
         stats = [host.cmd(f"stats {q}") for q in range(nrings)]
         for q, st in enumerate(stats):
             assert st["rc"] == 6 and st["completed_descriptors"] > 0, (q, st)  # every queue moved packets
@@ -123,7 +114,7 @@ def case_reconnect(args):
             fe.send("set fwd io")
             fe.send("start tx_first")
             fe.read_until(lambda l: "io packet forwarding" in l, 30)
-            time.sleep(0.3)
+            circulating(fe, 32 * pairs)  # beyond the first bursts
             rx, tx = drain(fe)
             print(f"round {rnd}: port RX={rx} TX={tx}")
             assert tx > 32 * pairs and rx == tx, (rnd, rx, tx)
@@ -154,11 +145,8 @@ def case_second_connection(args):
         info = host.cmd("info")
         assert [v["state"] for v in info["vqs"][:2 * pairs]] == [RDY] * (2 * pairs), info
         # The first bursts go on circulating after the other connection.
-        start = port_stats(fe)[1]
-        for _ in range(200):  # bounded: they circulate within milliseconds
-            if port_stats(fe)[1] > start + 32 * pairs:
-                break
-            time.sleep(0.05)
+        start = fe.port_stats()[1]
+        circulating(fe, start + 32 * pairs)
         rx, tx = drain(fe)
         assert tx > start + 32 * pairs and rx == tx, (start, rx, tx)
         fe.quit()
@@ -172,28 +160,21 @@ def case_log(args):
     and the RX buffers, through the log's mkey); with LOG_ALL off nothing
     more is marked."""
     with HostSession(args.host, f"vdpa_mlx5async0,emu=cx7,queues=1,queue_size=256,{FAST}") as s:
-        g = s.track(Proc([args.guest, "--socket", s.sock, "--pairs", "1"], name="vhost-user-guest"))
+        g = s.track(VhostUserGuest(args.guest, s.sock, 1))
         run_log(s.host, g)
 
 
 def run_log(host, g):
     """case_log's steps, the guest `g` on the host's socket."""
 
-    def cmd(text):
-        g.send(text)
-        r = json.loads(g.read_until(lambda l: l.startswith("{"), 60))
-        assert r.get("ok") is True, (text, r)
-        return r
+    cmd = g.cmd
 
     def loop_back(n, total):
         cmd(f"post-rx 0 {n}")
         cmd(f"post-tx 1 {n} 200")
         cmd("kick 1")
-        for _ in range(400):  # bounded wait for the device
-            if cmd("used 1")["used_idx"] == total and cmd("used 0")["used_idx"] == total:
-                return
-            time.sleep(0.05)
-        raise AssertionError(f"not looped back: {cmd('used 0')} {cmd('used 1')} {host.cmd('info')}")
+        until(lambda: (cmd("used 0")["used_idx"], cmd("used 1")["used_idx"]), lambda u: u == (total, total),
+              30, f"{total} packets looped back", describe=lambda u: f"used {u}; {host.cmd('info')}")
 
     cmd("start")
     assert host.cmd("wait-ready 2 60", timeout=90)["rdy"] == 2

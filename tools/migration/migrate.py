@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """./run migrate: one Linux guest with 16 queue pairs live-migrates between
 two vdpa-testpmd hosts (mlx5async on an emulated ConnectX-7), once per
 configuration and run, configurations alternating so that they share the
@@ -24,20 +24,15 @@ usage: migrate.py BUILD_DIR GUEST_DIR [--runs 3] [--strategies sequential,async]
 import argparse
 import json
 import os
-import shutil
 import statistics
 import sys
-import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from qemu import Vm  # noqa: E402,F401  (Testbed boots them)
-from session import Testbed, vdevs  # noqa: E402
-import timeline  # noqa: E402
-
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))  # tools/: the harness, measured
 import measured  # noqa: E402
-
-TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import timeline  # noqa: E402
+from harness import TOP  # noqa: E402
+from harness.migration import Testbed, vdevs  # noqa: E402
 
 
 def qmp_time(events, name, status=None):
@@ -91,10 +86,10 @@ def record(m, config, run):
     }
 
 
-def one(args, config, run, wd):
-    bed = Testbed(args.app, args.guest_dir, wd, args.queue_pairs,
-                  announce_initial=config["announce_initial"], nics=args.devices)
-    try:
+def one(args, config, run):
+    """One migration of `config`; its folder is kept (and named) when it fails."""
+    with Testbed(args.app, args.guest_dir, args.queue_pairs, announce_initial=config["announce_initial"],
+                 nics=args.devices) as bed:
         src = bed.host("src", vdevs(args.devices, args.queue_pairs, config["strategy"]))
         dst = bed.host("dst", vdevs(args.devices, args.queue_pairs, config["strategy"]))
         vm = bed.boot(src)
@@ -102,8 +97,6 @@ def one(args, config, run, wd):
         m = bed.migrate(vm, src, dst, return_path=True)
         m.dst_vm.wait_stats(len(m.dst_vm.stats()), 1, 120)  # and after it
         return record(m, config, run)
-    finally:
-        bed.close()
 
 
 def configurations(args):
@@ -214,13 +207,11 @@ def main():
     rows = []
     for run in range(1, args.runs + 1):
         for c in configs:
-            wd = tempfile.mkdtemp(prefix="mlx5a-migrate-")
             try:
-                r = one(args, c, run, wd)
+                r = one(args, c, run)
             except BaseException:
-                print(f"run {run} {c['label']}: failed; logs kept in {wd}", file=sys.stderr)
+                print(f"run {run} {c['label']}: failed", file=sys.stderr)
                 raise
-            shutil.rmtree(wd, ignore_errors=True)
             rows.append(r)
             print(f"run {run} {c['label']}: downtime {r['downtime_ms']:.0f} ms, total "
                   f"{r['total_ms']:.0f} ms, source stop {r['source_stop_ms']:.3f} ms, destination "

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """vdpa-testpmd end to end: scripted sessions (--cmdline-file), the prompt,
 exit status, --json against the schema, --trace against the command count.
 
@@ -20,15 +20,18 @@ import sys
 import time
 import xml.etree.ElementTree as ET
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from app_lib import (DEADLINE, VDEV, VQS, App, app_argv, expect, run_app,  # noqa: E402
-                     script, start_frontend, stop_frontend, unique, with_frontend)
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from app_lib import (DEADLINE, VDEV, VQS, app_argv, expect, run_app, script,  # noqa: E402
+                     start_app, start_frontend, with_frontend)
 from check_json import check_trace, validate  # noqa: E402
-from e2e_lib import Workdir, run_case  # noqa: E402
+from harness import TOP  # noqa: E402  (app_lib put tools/ on the path)
+from harness.cases import run_case  # noqa: E402
+from harness.proc import Workdir, unique  # noqa: E402
+from harness.wait import until  # noqa: E402
 
-PLOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tools",
-                    "plot.py")
+PLOT = os.path.join(TOP, "tools", "plot.py")
+
 
 def load_schema(args):
     with open(args.schema) as f:
@@ -38,7 +41,7 @@ def load_schema(args):
 def case_script(args):
     """Every command, good and bad; errors print a message and the session
     goes on; nothing runs after quit."""
-    wd = Workdir()
+    wd = Workdir("mlx5a-e2e-")
     try:
         res = os.path.join(wd.path, "r.json")
         trace = os.path.join(wd.path, "t.json")
@@ -198,7 +201,7 @@ def check_schema_rejects(schema, good):
 def case_cycles(args):
     """--strategies: cycles per strategy with a real frontend, the table,
     exit status 0, JSON valid with every sample accounted for."""
-    wd = Workdir()
+    wd = Workdir("mlx5a-e2e-")
     try:
         res = os.path.join(wd.path, "r.json")
         n = 3
@@ -228,8 +231,9 @@ def case_cycles(args):
         subprocess.run([sys.executable, PLOT, "-o", svg, "--op", "both", res], check=True,
                        timeout=DEADLINE)
         root = ET.parse(svg).getroot()
-        polys = root.findall("{http://www.w3.org/2000/svg}polyline")
-        assert len(polys) == 2 * 4, len(polys)  # 3 strategies + ideal, 2 panels
+        series = [g.get("id") for g in root.iter("{http://www.w3.org/2000/svg}g")
+                  if g.get("id", "").startswith("series-")]
+        assert len(series) == 2 * 4, series  # 3 strategies + ideal, 2 panels
     finally:
         wd.close()
 
@@ -237,7 +241,7 @@ def case_cycles(args):
 def case_trace(args):
     """A scripted session with a frontend: one "X" span per firmware command
     the app reports issuing, one track per virtq, phases per operation."""
-    wd = Workdir()
+    wd = Workdir("mlx5a-e2e-")
     try:
         trace = os.path.join(wd.path, "t.json")
         s = script(wd, f"""trace start
@@ -290,7 +294,7 @@ quit
 def case_fault(args):
     """An injected firmware error fails that cycle (message, FAILED line),
     later cycles run, and the exit status says a cycle failed."""
-    wd = Workdir()
+    wd = Workdir("mlx5a-e2e-")
     try:
         s = script(wd, """fault 0 op=modify nth=3 status=0x9 syndrome=0x1
 cycle 0 1
@@ -319,10 +323,10 @@ def case_hung(args):
     once the kernel's command timeout failed the command (emulated: 3 s)
     suspend and resume cover every virtq again; quit with a hung command
     ends when the kernel fails it."""
-    wd = Workdir()
+    wd = Workdir("mlx5a-e2e-")
     vdev = VDEV + ",timeout_ms=300,emu_cmd_timeout_ms=3000"
-    app = App(args, wd, ["-i", "--auto-start", "--wait-ready", str(DEADLINE)],
-              stdin=subprocess.PIPE, vdevs=[vdev])
+    app = start_app(args, wd, ["-i", "--auto-start", "--wait-ready", str(DEADLINE)],
+                    stdin=True, vdevs=[vdev])
     fe = None
     try:
         app.wait_for(r"attached to .*vhost0")
@@ -337,15 +341,15 @@ def case_hung(args):
         app.wait_for(r"virtq 3: state unknown, the last command is still unanswered; "
                      r"it may still run")
         app.send("fault 0 clear")
-        done = 0
-        end = time.monotonic() + DEADLINE
-        while time.monotonic() < end:  # the kernel fails it; then a suspend covers virtq 3
-            app.send("suspend 0")
-            app.wait_for(r"^vdpa> suspend 0$", count=3 + done)
-            done += 1
-            time.sleep(0.5)
-            if any(re.search(r"suspend .*: ok", l) for l in app.lines()):
-                break
+        # The emulated kernel fails the hung command after its timeout: the
+        # device then has no command unanswered, and a suspend covers virtq 3.
+        until(lambda: unanswered_commands(app), lambda n: n == 0, DEADLINE,
+              "the hung command failed by the kernel's timeout")
+        answers = sum(1 for l in app.output() if "suspend of 1 device(s):" in l)
+        app.send("suspend 0")
+        app.wait_for(r"suspend of 1 device\(s\): ", count=answers + 1)
+        last = [l for l in app.output() if "suspend of 1 device(s):" in l][-1]
+        assert "suspend of 1 device(s): ok" in last, app.tail(40)
         app.send("show device 0")
         app.wait_for(r"commands unanswered: 0 \(of 16 slots\)  unsure virtqs: 0")
         app.send("resume 0")
@@ -354,21 +358,30 @@ def case_hung(args):
         app.wait_for(r"queue 5: no answer before the deadline")
         app.send("quit")
         rc = app.wait()
-        lines = app.lines()
+        lines = app.output()
         assert rc == 0, f"exit status {rc}:\n" + "\n".join(lines)
         expect(lines, r"closing with 1 firmware commands unanswered")
     finally:
         app.kill()
         if fe:
-            stop_frontend(fe)
+            fe.stop()
         wd.close()
+
+
+def unanswered_commands(app):
+    """`show device 0`'s count of firmware commands still unanswered."""
+    rx = re.compile(r"commands unanswered: (\d+)")
+    seen = sum(1 for l in app.output() if rx.search(l))
+    app.send("show device 0")
+    app.wait_for(rx.pattern, count=seen + 1)
+    return int(rx.search([l for l in app.output() if rx.search(l)][-1]).group(1))
 
 
 def case_exit_status(args):
     """Without a frontend: --wait-ready times out with a message and --cycles
     fails (nothing RDY): both exit 1; so does a run whose device's probe
     failed."""
-    wd = Workdir()
+    wd = Workdir("mlx5a-e2e-")
     try:
         rc, lines = run_app(args, wd, ["--auto-start", "--wait-ready", "1", "--cycles", "1"])
         assert rc == 1, f"exit status {rc}:\n" + "\n".join(lines)
@@ -397,8 +410,8 @@ def case_exit_status(args):
 def case_interactive(args):
     """-i: the prompt reads commands from stdin, errors keep it running;
     SIGTERM ends it cleanly whichever thread the signal lands on."""
-    wd = Workdir()
-    app = App(args, wd, ["-i"], stdin=subprocess.PIPE)
+    wd = Workdir("mlx5a-e2e-")
+    app = start_app(args, wd, ["-i"], stdin=True)
     app2 = None
     try:
         app.wait_for(r"mlx5async device\(s\)")
@@ -407,14 +420,14 @@ def case_interactive(args):
         app.send("list")
         app.wait_for(r"1 device\(s\)")
         app.send("quit")
-        assert app.wait() == 0, "\n".join(app.lines())
-        expect(app.lines(), r"unknown device 'nosuch'", r"1 device\(s\)",
+        assert app.wait() == 0, "\n".join(app.output())
+        expect(app.output(), r"unknown device 'nosuch'", r"1 device\(s\)",
                r"^cycles: 0 ok, 0 failed$")
-        app2 = App(args, wd, ["-i", "--auto-start"], stdin=subprocess.PIPE)
+        app2 = start_app(args, wd, ["-i", "--auto-start"], stdin=True)
         app2.wait_for(r"attached to .*vhost0")
         app2.p.send_signal(signal.SIGTERM)
-        assert app2.wait() == 0, "\n".join(app2.lines())
-        expect(app2.lines(), r"^cycles: 0 ok, 0 failed$", r"detached from .*vhost0")
+        assert app2.wait() == 0, "\n".join(app2.output())
+        expect(app2.output(), r"^cycles: 0 ok, 0 failed$", r"detached from .*vhost0")
     finally:
         app.kill()
         if app2:
@@ -425,7 +438,7 @@ def case_interactive(args):
 def case_multi(args):
     """Two devices, two frontends: `all` is one batch over both devices,
     --json describes two-device batches."""
-    wd = Workdir()
+    wd = Workdir("mlx5a-e2e-")
     try:
         res = os.path.join(wd.path, "r.json")
         s = script(wd, """list
@@ -459,35 +472,33 @@ stats 1 all
 
 def case_client(args):
     """--client: the frontend owns the socket, the app connects to it."""
-    wd = Workdir()
+    wd = Workdir("mlx5a-e2e-")
     fe = start_frontend(wd, "vhost0", server=True)
     try:
         sock = os.path.join(wd.path, "vhost0")
-        end = time.monotonic() + DEADLINE
-        while not os.path.exists(sock):  # bounded: testpmd creates it at probe
-            assert fe[0].poll() is None and time.monotonic() < end, "frontend made no socket"
-            time.sleep(0.05)
+        until(lambda: os.path.exists(sock), bool, DEADLINE, f"socket {sock} from the frontend",
+              alive=fe.alive)
         rc, lines = run_app(args, wd, ["--client", "--auto-start", "--wait-ready",
                                        str(DEADLINE), "--cycles", "2"])
         assert rc == 0, f"exit status {rc}:\n" + "\n".join(lines)
         expect(lines, r"attached to .*vhost0 \(client\)", r"frontend ready on 1 device",
                r"failed cycles: 0", r"^cycles: 2 ok, 0 failed$")
     finally:
-        stop_frontend(fe)
+        fe.stop()
         wd.close()
 
 
 def case_serve(args):
     """Nothing to run: the app serves its sockets, prints the state every
     --stats-period seconds and exits cleanly on SIGTERM."""
-    wd = Workdir()
-    app = App(args, wd, ["--auto-start", "--stats-period", "1"])
+    wd = Workdir("mlx5a-e2e-")
+    app = start_app(args, wd, ["--auto-start", "--stats-period", "1"])
     try:
         app.wait_for(r"^running; ")
         app.wait_for(r"stats for vdpa_mlx5async0", count=2)
         app.p.send_signal(signal.SIGTERM)
-        assert app.wait() == 0, "\n".join(app.lines())
-        expect(app.lines(), r"attached to .*vhost0", r"device vdpa_mlx5async0",
+        assert app.wait() == 0, "\n".join(app.output())
+        expect(app.output(), r"attached to .*vhost0", r"device vdpa_mlx5async0",
                r"stats for vdpa_mlx5async0", r"^cycles: 0 ok, 0 failed$",
                r"detached from .*vhost0")
         assert not os.path.exists(os.path.join(wd.path, "vhost0")), "socket left behind"
@@ -507,26 +518,26 @@ def case_sockets(args):
     """A second app on the same --iface refuses the live socket and leaves it
     to its owner; a socket left by a killed app (kill -9) is replaced, with
     a line saying so; a path too long for a unix socket is refused."""
-    wd = Workdir()
+    wd = Workdir("mlx5a-e2e-")
     sock = os.path.join(wd.path, "vhost0")
-    first = App(args, wd, ["--auto-start"])
+    first = start_app(args, wd, ["--auto-start"])
     second = third = None
     try:
         first.wait_for(r"^running; ")
-        second = App(args, wd, ["--auto-start"])
-        assert second.wait() == 1, "\n".join(second.lines())
-        expect(second.lines(), rf"error: socket {re.escape(sock)} is in use: another process listens on it")
+        second = start_app(args, wd, ["--auto-start"])
+        assert second.wait() == 1, "\n".join(second.output())
+        expect(second.output(), rf"error: socket {re.escape(sock)} is in use: another process listens on it")
         assert listening(sock), "the first app's socket went with the second app"
         os.killpg(first.p.pid, signal.SIGKILL)
         first.p.wait(30)
         assert os.path.exists(sock) and not listening(sock), "no stale socket after kill -9"
-        third = App(args, wd, ["--auto-start"])
+        third = start_app(args, wd, ["--auto-start"])
         third.wait_for(r"^running; ")
-        expect(third.lines(), rf"removed the stale socket {re.escape(sock)} \(nobody listened on it\)",
+        expect(third.output(), rf"removed the stale socket {re.escape(sock)} \(nobody listened on it\)",
                r"attached to .*vhost0")
         assert listening(sock)
         third.p.send_signal(signal.SIGTERM)
-        assert third.wait() == 0, "\n".join(third.lines())
+        assert third.wait() == 0, "\n".join(third.output())
         long_iface = os.path.join(wd.path, "x" * 120)
         rc, lines = run_app(args, wd, ["--iface", long_iface, "--auto-start"])
         assert rc == 1, "\n".join(lines)
@@ -541,7 +552,7 @@ def case_sockets(args):
 def case_completion(args):
     """The prompt on a terminal: Tab completes keywords, device names and
     choices (the cmdline library with the app's token types)."""
-    wd = Workdir()
+    wd = Workdir("mlx5a-e2e-")
     pid, fd = pty.fork()
     if pid == 0:  # child: the app on the pty
         try:

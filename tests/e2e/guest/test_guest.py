@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """EAL-level tests of the PMD with tools/vhost-user-guest as the frontend:
 16 queue pairs (32 virtqs, more than DPDK's virtio_user takes), QEMU's
 stop sequence (SET_STATUS(0) + GET_VRING_BASE per ring), its migration
@@ -6,14 +6,17 @@ destination order, ring enable/disable storms and the dirty log.
 
 usage: test_guest.py CASE --host VDPA_HOST --guest VHOST_USER_GUEST
 """
-import json
 import os
 import socket
 import sys
-import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from e2e_lib import Host, HostSession, Proc, Workdir, run_case, unique  # noqa: E402
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+sys.path.insert(0, os.path.join(TOP, "tools"))
+from harness.cases import run_case  # noqa: E402
+from harness.frontend import VhostUserGuest  # noqa: E402
+from harness.host import HostSession, vdpa_host  # noqa: E402
+from harness.proc import Workdir, unique  # noqa: E402
+from harness.wait import until  # noqa: E402
 
 # Low emulated latencies keep the tests quick; the control path is the same.
 FAST = "emu_modify_us=20,emu_query_us=30,emu_create_us=20,emu_destroy_us=20,emu_umem_us=5"
@@ -22,34 +25,17 @@ RINGS = 2 * PAIRS
 RDY, SUSPEND = 1, 2
 
 
-class Guest(Proc):
-    def __init__(self, binary, socket, pairs=PAIRS, extra=()):
-        super().__init__([binary, "--socket", socket, "--pairs", str(pairs)] + list(extra),
-                         name="vhost-user-guest")
-
-    def cmd(self, text, ok=True, timeout=60):
-        self.send(text)
-        r = json.loads(self.read_until(lambda l: l.startswith("{"), timeout))
-        if ok:
-            assert r.get("ok") is True, (text, r)
-        return r
-
-    def quit(self):
-        if self.p.poll() is None:
-            self.cmd("quit")
-            assert self.wait(30) == 0
-
-
 VDEV = f"vdpa_mlx5async0,emu=cx7,queues={PAIRS},queue_size=256,{FAST}"
 
 
 def make_host(args, wd):
-    sock = os.path.join(wd.path, "vhost.sock")
-    return Host(args.host, VDEV, sock, unique("guest-host")), sock
+    sock = wd.file("vhost.sock")
+    host = vdpa_host(args.host, VDEV, sock, unique("guest-host"), log_path=wd.file(unique("host") + ".log"))
+    return host, sock
 
 
 def guest_session(args):
-    """The host every case but `errors` uses; e2e_lib.HostSession cleans up."""
+    """The host every case but `errors` and `restart` uses; HostSession cleans up."""
     return HostSession(args.host, VDEV, prefix=unique("guest-host"))
 
 
@@ -58,16 +44,11 @@ def vq_states(info):
 
 
 def wait_states(host, want, timeout=30):
-    """Polls `info` until every virtq index in want has that state (bounded)."""
-    end = time.monotonic() + timeout
-    while True:
-        info = host.cmd("info")
-        st = vq_states(info)
-        if all(st.get(i) == s for i, s in want.items()):
-            return info
-        if time.monotonic() > end:
-            raise AssertionError(f"virtq states {st}, wanted {want}")
-        time.sleep(0.05)
+    """`info` once every virtq index in want has that state."""
+    def reached(info):
+        states = vq_states(info)
+        return all(states.get(i) == s for i, s in want.items())
+    return until(lambda: host.cmd("info"), reached, timeout, f"virtq states {want}", describe=vq_states)
 
 
 def check_stopped(host, bases):
@@ -88,8 +69,8 @@ def no_base_mismatch(host):
     """DPDK's vhost overrides SET_VRING_BASE with the used index it finds in
     guest memory when they differ (and says so): the frontend's bases must
     agree with its rings."""
-    host.cmd("info")  # every line logged before this answer is in host.lines
-    bad = [l for l in host.lines if "mismatches" in l]
+    host.cmd("info")  # every line logged before this answer is in the output
+    bad = [l for l in host.output() if "mismatches" in l]
     assert not bad, bad[:5]
 
 
@@ -100,7 +81,7 @@ def case_reconnect(args):
     2 posts buffers before stopping; a last start reuses the session."""
     with guest_session(args) as s:
         host, sock = s.host, s.sock
-        g = s.track(Guest(args.guest, sock))
+        g = s.track(VhostUserGuest(args.guest, sock, PAIRS))
         expect = None
         for rnd in range(4):
             if rnd > 0:
@@ -126,10 +107,8 @@ def case_reconnect(args):
                 # The emulated datapath loops them back once kicked; wait for
                 # it, so no chain is left for the next session's device to take.
                 g.cmd("kick 1")
-                for _ in range(400):
-                    if g.cmd("used 1")["used_idx"] == (expect[1] + 8) % 65536:
-                        break
-                    time.sleep(0.05)
+                r = g.cmd(f"wait-used 1 {(expect[1] + 8) % 65536} 20000", timeout=30)
+                assert r["reached"], r
             bases = g.cmd("stop")["bases"]
             assert len(bases) == RINGS, bases
             vqs = check_stopped(host, bases)
@@ -162,7 +141,7 @@ def case_pairs(args):
     device runs exactly the enabled rings each time."""
     with guest_session(args) as s:
         host, sock = s.host, s.sock
-        g = s.track(Guest(args.guest, sock))
+        g = s.track(VhostUserGuest(args.guest, sock, PAIRS))
         g.cmd("start")
         assert host.cmd("wait-ready 32 60", timeout=90)["rdy"] == RINGS
         for n in (4, 16, 1, 16, 4, 16):
@@ -193,7 +172,7 @@ def case_pairs(args):
 def pmd_said(host, text):
     """How many host output lines so far contain text (the PMD logs at info)."""
     host.cmd("info")
-    return sum(text in l for l in host.lines)
+    return sum(text in l for l in host.output())
 
 
 def case_log(args):
@@ -202,7 +181,7 @@ def case_log(args):
     logs exactly every ring's used ring dirty; with log-off nothing is logged."""
     with guest_session(args) as s:
         host, sock = s.host, s.sock
-        g = s.track(Guest(args.guest, sock))
+        g = s.track(VhostUserGuest(args.guest, sock, PAIRS))
         g.cmd("start")
         assert host.cmd("wait-ready 32 60", timeout=90)["rdy"] == RINGS
         r = g.cmd("log-on")
@@ -244,14 +223,14 @@ def case_errors(args):
     wd = Workdir()
     procs = []
 
-    def guest(sock, *extra):
-        procs.append(Guest(args.guest, sock, extra=extra))
+    def start(sock, *extra):
+        procs.append(VhostUserGuest(args.guest, sock, PAIRS, extra))
         return procs[-1]
 
     host = None
     try:
         missing = os.path.join(wd.path, "absent.sock")
-        g = guest(missing, "--script", "start;quit")
+        g = start(missing, "--script", "start;quit")
         assert g.wait(30) == 1
         g.read_until(lambda l: '"fatal":true' in l and
                      f"connect {missing}: No such file" in l, 10)
@@ -260,7 +239,7 @@ def case_errors(args):
         lone = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         lone.bind(refused)
         try:
-            g = guest(refused, "--script", "info;start;quit")
+            g = start(refused, "--script", "info;start;quit")
             assert g.wait(30) == 1
             g.read_until(lambda l: '"fatal":true' in l and "Connection refused" in l, 10)
         finally:
@@ -268,11 +247,11 @@ def case_errors(args):
 
         host, sock = make_host(args, wd)
         # The backend refuses a ring size that is not a power of 2: REPLY_ACK NACK.
-        g = guest(sock, "--script", "set-num 0 100;quit")
+        g = start(sock, "--script", "set-num 0 100;quit")
         assert g.wait(30) == 1
         g.read_until(lambda l: '"error":"SET_VRING_NUM: NACK' in l, 10)
 
-        g = guest(sock)
+        g = start(sock)
         r = g.cmd("bogus", ok=False)
         assert r["ok"] is False and "unknown command" in r["error"], r
         r = g.cmd("stop", ok=False)
@@ -285,7 +264,7 @@ def case_errors(args):
         assert r["addr"] >= 64 << 20 and r["avail_idx"] == 1, r  # outside guest memory
         host.kill()  # the backend goes away under a running guest
         g.send("stop")
-        r = json.loads(g.read_until(lambda l: l.startswith("{"), 30))
+        r = g.reply(30)
         assert r["ok"] is False and r["fatal"] is True, r
         assert r["error"].startswith(("SET_STATUS: ", "GET_VRING_BASE: ")), r
         assert g.wait(30) == 1
@@ -306,7 +285,7 @@ def case_restart(args):
     host = g = None
     try:
         host, sock = make_host(args, wd)
-        g = Guest(args.guest, sock, extra=["--stay"])
+        g = VhostUserGuest(args.guest, sock, PAIRS, extra=["--stay"])
         g.cmd("start")
         assert host.cmd("wait-ready 32 60", timeout=90)["rdy"] == RINGS
         bases = g.cmd("stop")["bases"]
@@ -318,7 +297,7 @@ def case_restart(args):
         os.unlink(sock)  # the killed host's stale socket: the operator's (or vdpa-testpmd's) job
         g.send("reconnect 60000")  # the new host comes up meanwhile
         host, _ = make_host(args, wd)
-        r = json.loads(g.read_until(lambda l: l.startswith("{"), 90))
+        r = g.reply(90)
         assert r.get("ok") is True and r["connections"] == 2, r
         g.cmd("start")
         assert host.cmd("wait-ready 32 60", timeout=90)["rdy"] == RINGS
@@ -349,16 +328,17 @@ def case_hostile_table(args):
     with guest_session(args) as s:
         host, sock = s.host, s.sock
         for gap, expect in ((-4096, "overlaps region 0"), (1 << 60, "KLM entries (chunks of")):
-            g = s.track(Guest(args.guest, sock, extra=["--regions", "2", "--region-gap", str(gap)]))
+            extra = ["--regions", "2", "--region-gap", str(gap)]
+            g = s.track(VhostUserGuest(args.guest, sock, PAIRS, extra=extra))
             g.cmd("start")
-            host.read_until(lambda l: "memory table refused" in l, 60)
-            assert expect in host.lines[-1], host.lines[-1]
+            refused = host.read_until(lambda l: "memory table refused" in l, 60)
+            assert expect in refused, refused
             assert rss_bytes(host.p.pid) < 1 << 30, rss_bytes(host.p.pid)
             info = host.cmd("info")
             assert all(v["state"] != RDY for v in info["vqs"]), info
             g.quit()
             assert host.cmd("wait-vid 0 60", timeout=90)["ok"]
-        g = s.track(Guest(args.guest, sock))
+        g = s.track(VhostUserGuest(args.guest, sock, PAIRS))
         g.cmd("start")
         assert host.cmd("wait-ready 32 60", timeout=90)["rdy"] == RINGS
         g.quit()
@@ -373,7 +353,7 @@ def case_bad_rings(args):
         host, sock = s.host, s.sock
         for part, kind in (("desc", "outside"), ("avail", "straddle"), ("used", "outside"),
                            ("desc", "straddle")):
-            g = s.track(Guest(args.guest, sock))
+            g = s.track(VhostUserGuest(args.guest, sock, PAIRS))
             g.cmd(f"bad-addr 3 {part} {kind}")
             g.cmd("start")
             host.read_until(lambda l: "vring 3 refused" in l, 60)
@@ -392,7 +372,7 @@ def case_bad_guest(args):
     the guest can still stop cleanly."""
     with guest_session(args) as s:
         host, sock = s.host, s.sock
-        g = s.track(Guest(args.guest, sock))
+        g = s.track(VhostUserGuest(args.guest, sock, PAIRS))
         g.cmd("start")
         assert host.cmd("wait-ready 32 60", timeout=90)["rdy"] == RINGS
         before = {v["index"]: v for v in host.cmd("info")["vqs"]}
@@ -401,16 +381,13 @@ def case_bad_guest(args):
         # The chain stays in the ring, so each restart meets it again: the PMD
         # re-creates the virtq (up to 3 times within its window), then leaves
         # it in ERR and says so. Either end is a report, never a crash.
-        end = time.monotonic() + 30
-        while True:
-            info = host.cmd("info")
+        def settled(info):
             vq3 = next(v for v in info["vqs"] if v["index"] == 3)
             gave_up = vq3["state"] == 3 and pmd_said(host, "virtq 3: 4 errors within") >= 1
-            if vq3["errors"] >= 1 and (vq3["state"] == RDY or gave_up):
-                break
-            if time.monotonic() > end:
-                raise AssertionError(f"virtq 3 neither recovered nor reported: {vq3}")
-            time.sleep(0.05)
+            return vq3["errors"] >= 1 and (vq3["state"] == RDY or gave_up)
+        info = until(lambda: host.cmd("info"), settled, 30, "virtq 3 recovered or reported",
+                     describe=lambda info: info["vqs"][3])
+        vq3 = next(v for v in info["vqs"] if v["index"] == 3)
         assert pmd_said(host, "virtq 3 recovered") >= 1  # at least one restart happened
         assert vq3["obj"] != before[3]["obj"], (vq3, before[3])  # re-created
         assert vq3["avail"] == before[3]["avail"], vq3  # the bad chain was never consumed
@@ -437,7 +414,7 @@ def case_log_refused(args):
     with guest_session(args) as s:
         host, sock = s.host, s.sock
         for n, shape in enumerate(("short", "small"), 1):
-            g = s.track(Guest(args.guest, sock))
+            g = s.track(VhostUserGuest(args.guest, sock, PAIRS))
             g.cmd("start")
             assert host.cmd("wait-ready 32 60", timeout=90)["rdy"] == RINGS
             r = g.cmd(f"log-on {shape}", ok=False)
@@ -446,7 +423,7 @@ def case_log_refused(args):
             assert pmd_said(host, "LOG_ALL refused") == n
             assert pmd_said(host, "dirty logging on") == 0
             assert host.cmd("wait-vid 0 60", timeout=90)["ok"]  # the frontend left
-        g = s.track(Guest(args.guest, sock))
+        g = s.track(VhostUserGuest(args.guest, sock, PAIRS))
         g.cmd("start")
         assert host.cmd("wait-ready 32 60", timeout=90)["rdy"] == RINGS
         g.cmd("log-on")
@@ -463,9 +440,9 @@ def case_second_frontend(args):
     served one leaves, its next SET_STATUS starts every ring."""
     with guest_session(args) as s:
         host, sock = s.host, s.sock
-        idle = s.track(Guest(args.guest, sock))
+        idle = s.track(VhostUserGuest(args.guest, sock, PAIRS))
         idle.cmd("features")
-        b = s.track(Guest(args.guest, sock))
+        b = s.track(VhostUserGuest(args.guest, sock, PAIRS))
         b.cmd("start")
         assert host.cmd("wait-ready 32 60", timeout=90)["rdy"] == RINGS
         assert b.cmd("post-tx 1 8 64")["posted"] == 8 and b.cmd("post-rx 0 8")["posted"] == 8
@@ -475,7 +452,7 @@ def case_second_frontend(args):
         # b is served and started; c's start is refused while b is there.
         b.cmd("start")
         assert host.cmd("wait-ready 32 60", timeout=90)["rdy"] == RINGS
-        c = s.track(Guest(args.guest, sock))
+        c = s.track(VhostUserGuest(args.guest, sock, PAIRS))
         c.cmd("start")
         assert pmd_said(host, "waits for it to leave") >= 1
         b.quit()

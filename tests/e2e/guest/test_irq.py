@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Interrupts end to end (event_mode=irq, the default): the emulated device
 raises an interrupt through each virtq's event QP, the PMD's relay writes the
 ring's callfd, tools/vhost-user-guest counts the eventfd signals. Properties:
@@ -11,12 +11,16 @@ usage: test_irq.py CASE --host VDPA_HOST --guest VHOST_USER_GUEST
 """
 import os
 import sys
-import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from e2e_lib import HostSession, run_case, unique  # noqa: E402
-from test_guest import FAST, PAIRS, RDY, RINGS, SUSPEND, Guest, check_stopped, wait_states  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(HERE))), "tools"))
+from harness.cases import run_case  # noqa: E402
+from harness.frontend import VhostUserGuest  # noqa: E402
+from harness.host import HostSession  # noqa: E402
+from harness.proc import unique  # noqa: E402
+from harness.wait import until  # noqa: E402
+from test_guest import FAST, PAIRS, RDY, RINGS, SUSPEND, check_stopped, wait_states  # noqa: E402
 
 PKTS = 8
 
@@ -47,23 +51,20 @@ def host_irqs(host):
 
 
 def settle(g, host, timeout=20):
-    """Waits until the guest has seen every callfd write the PMD made (the
-    relay writes after the device wrote used entries: a short lag)."""
-    end = time.monotonic() + timeout
-    while True:
-        got = g.cmd("irqs")["irqs"]
-        sent = host_irqs(host)
-        if all(got[i] == sent.get(i, 0) for i in range(RINGS)):
-            return got
-        if time.monotonic() > end:
-            raise AssertionError(f"guest saw {got}, PMD wrote {sent}")
-        time.sleep(0.05)
+    """The guest's interrupt counts once it has seen every callfd write the
+    PMD made (the relay writes after the device wrote used entries: a short
+    lag)."""
+    got, _ = until(lambda: (g.cmd("irqs")["irqs"], host_irqs(host)),
+                   lambda gs: all(gs[0][i] == gs[1].get(i, 0) for i in range(RINGS)), timeout,
+                   "guest interrupt counts equal to the PMD's callfd writes",
+                   describe=lambda gs: f"guest saw {gs[0]}, PMD wrote {gs[1]}")
+    return got
 
 
 def case_interrupts(args):
     with session(args) as s:
         host = s.host
-        g = s.track(Guest(args.guest, s.sock))
+        g = s.track(VhostUserGuest(args.guest, s.sock, PAIRS))
         g.cmd("start")
         assert host.cmd("wait-ready 32 60", timeout=90)["rdy"] == RINGS
         tel = host.cmd("info")
@@ -143,7 +144,7 @@ def case_no_interrupts(args):
     still get their packets."""
     with session(args, ",event_mode=none") as s:
         host = s.host
-        g = s.track(Guest(args.guest, s.sock))
+        g = s.track(VhostUserGuest(args.guest, s.sock, PAIRS))
         g.cmd("start")
         assert host.cmd("wait-ready 32 60", timeout=90)["rdy"] == RINGS
         # No event QP exists: nothing can signal (no waiting for nothing).

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """The install as a user gets it, staged in a DESTDIR (`meson install
 --destdir`, nothing written outside it):
 
@@ -16,18 +16,20 @@
 
   test_install.py CASE --build-dir B --prefix P --libdir L ... --pmd-dir D --client C
 """
-import argparse
 import os
 import re
 import shutil
 import subprocess
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
-sys.path.insert(0, os.path.dirname(HERE))
-from e2e_lib import EAL_COMMON, Frontend, Proc, unique  # noqa: E402
+sys.path.insert(0, os.path.join(TOP, "tools"))
+from harness.cases import run_case  # noqa: E402
+from harness.frontend import Frontend  # noqa: E402
+from harness.host import EAL_COMMON  # noqa: E402
+from harness.proc import Proc, unique  # noqa: E402
+from harness.wait import until  # noqa: E402
 
 PMD = "librte_vdpa_mlx5async.so"
 VDEV = "vdpa_mlx5async0,emu=cx7,queues=2,queue_size=256"
@@ -105,15 +107,16 @@ def case_traffic(a, s):
     app = Proc([s.path(a.prefix, a.bindir, "vdpa-testpmd")] + EAL_COMMON +
                ["--file-prefix", unique("inst"), "-d", s.path(a.pmd_dir), "--vdev", VDEV, "--",
                 "--iface", os.path.join(wd, "vhost"), "--auto-start", "--wait-ready", "120", "-i"],
-               env=env, name="installed vdpa-testpmd")
+               "installed vdpa-testpmd", log_path=os.path.join(wd, "app.log"), env=env, stdin=True)
     fe = None
     try:
         app.read_until(lambda l: "attached to" in l, 60)
-        fe = Frontend(os.path.join(wd, "vhost0"), 2, unique("fe"), extra=["--port-topology=loop"])
+        fe = Frontend(os.path.join(wd, "vhost0"), 2, unique("fe"), extra=["--port-topology=loop"],
+                      log_path=os.path.join(wd, "frontend.log"))
         app.read_until(lambda l: "frontend ready" in l, 150)
         fe.send("start tx_first")
         fe.read_until(lambda l: "Start automatic packet forwarding" in l or "io packet forwarding" in l, 60)
-        time.sleep(1)  # let packets circulate; only counts are asserted
+        until(fe.port_stats, lambda st: st[0] > 0, 60, "packets coming back")  # they circulate
         fe.send("stop")
         block = []
         fe.read_until(lambda l: block.append(l) or "Done." in l, 60)
@@ -124,7 +127,7 @@ def case_traffic(a, s):
         fe.quit()
         fe = None
         app.send("quit")
-        assert app.wait(60) == 0, "\n".join(app.lines[-40:])
+        assert app.wait(60) == 0, app.tail(40)
     finally:
         if fe:
             fe.kill()
@@ -175,20 +178,16 @@ CASES = {"files": case_files, "eal-scan": case_eal_scan, "traffic": case_traffic
          "pkg-config": case_pkg_config, "package": case_package}
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("case", choices=sorted(CASES))
-    for opt in ("--build-dir", "--prefix", "--libdir", "--bindir", "--datadir", "--includedir",
-                "--pmd-dir", "--client"):
-        ap.add_argument(opt, required=True)
-    a = ap.parse_args()
+def staged_case(a):
+    """The case on a fresh install, removed after."""
     s = Staged(a)
     try:
         CASES[a.case](a, s)
     finally:
         s.close()
-    print(f"{a.case}: ok")
 
 
 if __name__ == "__main__":
-    main()
+    run_case({name: staged_case for name in CASES},
+             *[(opt, {"required": True}) for opt in ("--build-dir", "--prefix", "--libdir", "--bindir",
+                                                      "--datadir", "--includedir", "--pmd-dir", "--client")])

@@ -9,21 +9,19 @@ negotiated, identical guest memory, clean logs, processes that finish.
 
   test_migration.py CASE --app vdpa-testpmd --guest-dir .cache/guest
 """
-import argparse
 import filecmp
 import os
 import re
 import shutil
 import sys
-import tempfile
 import time
 
-top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-sys.path.insert(0, os.path.join(top, "tools", "migration"))
-import qemu as qemu_mod  # noqa: E402
-from host import hugepage_eal  # noqa: E402
-from hugepages import Hugepages  # noqa: E402
-from session import LEDGER_START, LEDGER_STOP, QEMU_EXPECTED, Testbed, vdev, vdevs  # noqa: E402
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+sys.path.insert(0, os.path.join(TOP, "tools"))
+from harness import qemu  # noqa: E402
+from harness.cases import Skip, run_case  # noqa: E402
+from harness.migration import LEDGER_START, LEDGER_STOP, QEMU_EXPECTED, Testbed, vdev, vdevs  # noqa: E402
+from harness.wait import until  # noqa: E402
 
 PAGE = 4096
 SUSPEND = 2  # PRM virtq state
@@ -122,10 +120,10 @@ def check_features(m, kind="modern", device=0):
         skip[MQ] = "one queue pair: mq=off"
     missing = [b for b in range(64) if offered >> b & 1 and not acked >> b & 1 and b not in skip]
     assert not missing, f"offered {offered:#x}, vhost negotiated {acked:#x}: bits {missing} missing"
-    guest = qemu_mod.guest_features(m.dst_vm.up_line)
+    guest = qemu.guest_features(m.dst_vm.up_line)
     for b in (GUEST_ANNOUNCE, CTRL_VQ, STATUS, MTU) + ((ANY_LAYOUT,) if kind == "legacy" else (VERSION_1,)):
         assert guest >> b & 1, f"the guest's driver did not negotiate bit {b}: {guest:#x}"
-    assert info["vhost_mtu"] == qemu_mod.MTU, f"vhost MTU {info['vhost_mtu']}, QEMU's host_mtu {qemu_mod.MTU}"
+    assert info["vhost_mtu"] == qemu.MTU, f"vhost MTU {info['vhost_mtu']}, QEMU's host_mtu {qemu.MTU}"
 
 
 def totals(line):
@@ -177,7 +175,7 @@ def one_migration(bed, strategy, page_per_vq=False, dst_extra=""):
 
 def case_pairs(qp, strategy):
     def run(a):
-        with Bed(a, qp) as bed:
+        with bed_of(a, qp) as bed:
             m = one_migration(bed, strategy)
             # Without page-per-vq QEMU refuses host notifiers: kicks go through the relay.
             assert notifiers_rc(m) != 0, "QEMU took host notifiers without page-per-vq"
@@ -191,7 +189,7 @@ def case_dirty_log(a):
     the migration both guests' RAM must be identical page for page: every
     page the source's device wrote during the pre-copy (RX buffers, used
     rings) was logged dirty and sent again."""
-    with Bed(a, 16) as bed:
+    with bed_of(a, 16) as bed:
         dirty_log(bed)
 
 
@@ -236,14 +234,14 @@ def case_legacy(a):
     """A legacy-only virtio-net (no VERSION_1): Linux's legacy driver asks
     for ANY_LAYOUT, which the device offers, and the rings run with the
     legacy header (10 bytes, 12 with MRG_RXBUF)."""
-    with Bed(a, 4, legacy=True) as bed:
+    with bed_of(a, 4, legacy=True) as bed:
         m = one_migration(bed, "async")
         print(f"legacy guest migrated: downtime {m.downtime_ms():.0f} ms")
 
 
 # 2 MiB pages for two guests of qemu.MEM_MB and two hosts' EAL (256 MB each),
 # with room for QEMU's own use.
-HUGEPAGES = 2 * qemu_mod.MEM_MB // 2 + 2 * 128 + 64
+HUGEPAGES = 2 * qemu.MEM_MB // 2 + 2 * 128 + 64
 
 
 def case_hugepages(a):
@@ -251,7 +249,7 @@ def case_hugepages(a):
     memory-backend-file with share=on) and both hosts' EAL on hugepages, so
     the emulated device registers the guest's memory in place, in 2 MiB
     pages. The migration and its checks as pairs16-async."""
-    with Bed(a, 16, hugepages=HUGEPAGES) as bed:
+    with bed_of(a, 16, hugepages=HUGEPAGES) as bed:
         m = one_migration(bed, "async")
         # The hosts' EAL (256 MB each) and the guests' RAM are on the mount.
         used = bed.hugepages.used()
@@ -263,7 +261,7 @@ def case_hugepages(a):
 def case_hugepages_dirty_log(a):
     """The dirty-log case on hugepages: the device's writes into a
     hugetlbfs guest, through its in-place view, are all logged."""
-    with Bed(a, 16, hugepages=HUGEPAGES) as bed:
+    with bed_of(a, 16, hugepages=HUGEPAGES) as bed:
         dirty_log(bed)
 
 
@@ -271,7 +269,7 @@ def case_nics(strategy):
     """A VM with 4 NICs of 4 queue pairs, each a device of its own on both
     hosts: every NIC's bases, ledgers, traffic, announce and features."""
     def run(a):
-        with Bed(a, 4, nics=4) as bed:
+        with bed_of(a, 4, nics=4) as bed:
             m = one_migration(bed, strategy)
             print(f"4 NICs migrated: VM network downtime {m.vm_network_ms():.1f} ms")
     return run
@@ -286,9 +284,9 @@ def case_nics_overlap(a):
     of 1 NIC under the same slowing, both measured in this run. Started one
     after another, as when dev_conf ran the start, 4 NICs took 4 starts."""
     slow = "emu_mtt_ns=100000"  # 65536 translation entries on 4 lanes: ~1.6 s per device
-    with Bed(a, 4) as bed:
+    with bed_of(a, 4) as bed:
         one = one_migration(bed, "async", dst_extra=slow)
-    with Bed(a, 4, nics=4) as bed:
+    with bed_of(a, 4, nics=4) as bed:
         four = one_migration(bed, "async", dst_extra=slow)
     spans = [(l["start_requested_wall_ns"], l["all_ready_wall_ns"]) for l in four.dst_ledgers]
     for i, x in enumerate(spans):
@@ -306,7 +304,7 @@ def case_ping_pong(a):
     """Three migrations back and forth with host notifiers on
     (page-per-vq=on): each host serves the next frontend after its guest
     left."""
-    with Bed(a, 16) as bed:
+    with bed_of(a, 16) as bed:
         hosts = [bed.host("h0", vdev(16, "async")), bed.host("h1", vdev(16, "async"))]
         vm = bed.boot(hosts[0], page_per_vq=True)
         check_traffic(vm, 2)
@@ -341,7 +339,7 @@ def case_kill_during_conf(nics):
     def run(a):
         qp = 16 // nics
         slow = "emu_modify_us=100000,timeout_ms=30000"  # sequential MODIFYs: a 3 s start for 32 virtqs
-        with Bed(a, qp, nics=nics) as bed:
+        with bed_of(a, qp, nics=nics) as bed:
             src = bed.host("src", vdevs(nics, qp, "async"))
             dst = bed.host("dst", vdevs(nics, qp, "sequential", slow))
             vm = bed.boot(src, page_per_vq=True)
@@ -349,14 +347,14 @@ def case_kill_during_conf(nics):
             before, mark = [dst.ledger(k) for k in range(nics)], dst.mark()
             victim = bed.begin(vm, dst, page_per_vq=True)
             for k in range(nics):
-                led = wait_until(lambda: dst.ledger(k), lambda l: l["start_seq"] > before[k]["start_seq"],
-                                 240, f"device {k}'s dev_conf to begin")
+                led = until(lambda: dst.ledger(k), lambda l: l["start_seq"] > before[k]["start_seq"],
+                            240, f"device {k}'s dev_conf to begin")
                 assert not led["all_ready_ns"], f"device {k}'s start already finished: firmware not slow enough"
             rc = victim.terminate(timeout=60)
             assert rc == 0, f"destination QEMU exited {rc}"
             for k in range(nics):
-                led = wait_until(lambda: dst.ledger(k), lambda l: l["stop_seq"] > before[k]["stop_seq"], 60,
-                                 f"device {k}'s stop after the kill")
+                led = until(lambda: dst.ledger(k), lambda l: l["stop_seq"] > before[k]["stop_seq"], 60,
+                            f"device {k}'s stop after the kill")
                 assert led["start_seq"] == before[k]["start_seq"] + 1, led
             assert dst.alive(), "destination host died"
             bad = dst.bad_lines(mark, KILLED_EXPECTED)
@@ -380,7 +378,7 @@ def case_sigterm_during_starts(a):
     flight complete in their time; the queued operations are dropped), with
     nothing left of its sockets, and the source guest runs on."""
     slow = "emu_modify_us=100000,timeout_ms=30000"
-    with Bed(a, 4, nics=4) as bed:
+    with bed_of(a, 4, nics=4) as bed:
         src = bed.host("src", vdevs(4, 4, "async"))
         dst = bed.host("dst", vdevs(4, 4, "sequential", slow))
         vm = bed.boot(src)
@@ -388,8 +386,8 @@ def case_sigterm_during_starts(a):
         before = [dst.ledger(k) for k in range(4)]
         bed.begin(vm, dst)
         for k in range(4):
-            wait_until(lambda: dst.ledger(k), lambda l: l["start_seq"] > before[k]["start_seq"], 240,
-                       f"device {k}'s dev_conf to begin")
+            until(lambda: dst.ledger(k), lambda l: l["start_seq"] > before[k]["start_seq"], 240,
+                  f"device {k}'s dev_conf to begin")
         t0 = time.monotonic()
         rc = dst.terminate(timeout=30)
         took = time.monotonic() - t0
@@ -405,63 +403,16 @@ def notifiers_rc(m):
     """The destination's host-notifier result, once its thread got QEMU's
     answer (after dev_conf returned)."""
     seq = m.dst_ledger["start_seq"]
-    led = wait_until(m.dst_host.ledger, lambda l: l["notifiers_tried"] or l["start_seq"] != seq,
-                     60, "the host-notifier answer")
+    led = until(m.dst_host.ledger, lambda l: l["notifiers_tried"] or l["start_seq"] != seq,
+                60, "host-notifier answer")
     assert led["start_seq"] == seq, f"another start began: {led}"
     return led["notifiers_rc"]
 
 
-def wait_until(get, pred, timeout, what):
-    end = time.monotonic() + timeout
-    while True:
-        v = get()
-        if pred(v):
-            return v
-        if time.monotonic() > end:
-            raise AssertionError(f"no {what} within {timeout}s: {v}")
-        time.sleep(0.02)
-
-
-def tail_logs(wd, lines=30):
-    """The last lines of every log of a failed case, for a CI machine whose
-    folder nobody reads after."""
-    for name in sorted(os.listdir(wd)):
-        if name.endswith(".log"):
-            with open(os.path.join(wd, name), errors="replace") as f:
-                tail = f.read().splitlines()[-lines:]
-            print(f"--- {name} (last {len(tail)} lines)\n" + "\n".join(tail))
-
-
-class Bed:
-    """A Testbed in a private folder, closed (every process killed, the
-    hugepages given back, the folder removed) whatever happened. With
-    `hugepages`, that many 2 MiB pages are reserved and mounted there: the
-    guests' RAM and the hosts' EAL live on them."""
-
-    def __init__(self, a, queue_pairs, legacy=False, hugepages=0, nics=1):
-        self.wd = tempfile.mkdtemp(prefix="mlx5a-mig-")
-        os.chmod(self.wd, 0o700)
-        self.huge = Hugepages(os.path.join(self.wd, "hugepages"), hugepages) if hugepages else None
-        mount = self.huge.mount if self.huge else None
-        self.bed = Testbed(a.app, a.guest_dir, self.wd, queue_pairs, legacy=legacy, mem_path=mount,
-                           eal=hugepage_eal(mount) if mount else None, nics=nics)
-
-    def __enter__(self):
-        if self.huge:
-            self.huge.__enter__()
-        self.bed.hugepages = self.huge
-        return self.bed
-
-    def __exit__(self, exc_type, exc, tb):
-        self.bed.close()
-        if self.huge:
-            self.huge.close()
-        if exc_type is None:
-            shutil.rmtree(self.wd, ignore_errors=True)
-        else:
-            print(f"logs kept in {self.wd}")
-            tail_logs(self.wd)
-        return False
+def bed_of(a, queue_pairs, legacy=False, hugepages=0, nics=1):
+    """A Testbed of the case's app, guest and QEMU."""
+    return Testbed(a.app, a.guest_dir, queue_pairs, legacy=legacy, hugepages=hugepages, nics=nics,
+                   qemu=a.qemu)
 
 
 CASES = {
@@ -483,22 +434,16 @@ CASES = {
 }
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("case", choices=sorted(CASES))
-    ap.add_argument("--app", required=True)
-    ap.add_argument("--guest-dir", required=True)
-    ap.add_argument("--qemu", default="qemu-system-x86_64")
-    a = ap.parse_args()
+def require_qemu_and_guest(a):
+    """Without QEMU or the guest (tools/setup installs and builds both) the
+    cases cannot run: skipped, never passed."""
     if not shutil.which(a.qemu):
-        sys.exit(f"{a.qemu} not found: tools/setup installs Debian's qemu-system-x86")
+        raise Skip(f"{a.qemu} not found: tools/setup installs Debian's qemu-system-x86")
     for f in ("vmlinuz", "initrd.gz"):
         if not os.path.exists(os.path.join(a.guest_dir, f)):
-            sys.exit(f"no guest in {a.guest_dir}: tools/setup builds it (tools/guest/build)")
-    qemu_mod.QEMU = a.qemu
-    CASES[a.case](a)
-    print(f"{a.case}: ok")
+            raise Skip(f"no guest in {a.guest_dir}: tools/setup builds it (tools/guest/build)")
 
 
 if __name__ == "__main__":
-    main()
+    run_case(CASES, ("--app", {"required": True}), ("--guest-dir", {"required": True}),
+             ("--qemu", {"default": qemu.QEMU}), prepare=require_qemu_and_guest)

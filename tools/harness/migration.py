@@ -1,13 +1,16 @@
 """Live migrations of one guest between mlx5async hosts, as the migration
 tests and `./run migrate` run them: QEMU's own migration over a unix
 socket, the destination started with `-incoming defer`, QMP events on both
-sides, and the PMD's downtime ledger of both hosts. Standard library only."""
+sides, and the PMD's downtime ledger of both hosts."""
 import itertools
 import os
 import time
 
-from host import Host
-from qemu import Vm, booted
+from .host import EAL_MIGRATION, hugepage_eal, vdpa_testpmd
+from .hugepages import Hugepages
+from .proc import Workdir
+from .qemu import QEMU, Vm, booted
+from .wait import until
 
 _seq = itertools.count()
 
@@ -82,31 +85,50 @@ class Migration:
 
 
 class Testbed:
-    """Hosts (vdpa-testpmd, one emulated cx7 each) in `workdir`, and the
-    guests booted or migrated between them. close() ends every process."""
+    """Hosts (vdpa-testpmd, one emulated cx7 each) and the guests booted or
+    migrated between them, in a private folder. Used as a context manager:
+    leaving it ends every process, gives hugepages back and removes the
+    folder, which is kept (the tail of each log printed) when the block
+    failed."""
 
-    def __init__(self, app, guest_dir, workdir, queue_pairs, legacy=False, mem_path=None,
-                 eal=None, announce_initial=None, nics=1):
+    def __init__(self, app, guest_dir, queue_pairs, legacy=False, hugepages=0,
+                 announce_initial=None, nics=1, qemu=QEMU):
         """Guests with `nics` NICs (a device of the host each) of
-        `queue_pairs`, legacy-only virtio-net with `legacy`, RAM in files
-        under `mem_path` (hugetlbfs) when given; hosts with EAL arguments
-        `eal` (host.EAL: no hugepages); QEMU's announce-initial (ms) set on
-        both sides when given."""
-        self.app, self.guest_dir, self.workdir = app, guest_dir, workdir
-        self.queue_pairs, self.nics = queue_pairs, nics
-        self.legacy, self.mem_path, self.eal = legacy, mem_path, eal
+        `queue_pairs`, legacy-only virtio-net with `legacy`; with
+        `hugepages`, that many 2 MiB pages reserved and mounted in the folder,
+        the guests' RAM and the hosts' EAL on them; QEMU's announce-initial
+        (ms) set on both sides when given."""
+        self.app, self.guest_dir, self.qemu = app, guest_dir, qemu
+        self.queue_pairs, self.nics, self.legacy = queue_pairs, nics, legacy
         self.announce_initial = announce_initial
+        self.wd = Workdir("mlx5a-mig-")
+        self.workdir = self.wd.path
+        self.hugepages = Hugepages(self.wd.file("hugepages"), hugepages) if hugepages else None
         self.hosts, self.vms = [], []
 
+    def __enter__(self):
+        if self.hugepages:
+            try:
+                self.hugepages.__enter__()
+            except BaseException:
+                self.wd.close()
+                raise
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        self.close()
+        return self.wd.__exit__(exc_type, exc, tb)
+
     def host(self, name, vdev_args):
-        kw = {"eal": self.eal} if self.eal else {}
-        h = Host(self.app, self.workdir, name, vdev_args, **kw)
+        eal = hugepage_eal(self.hugepages.mount) if self.hugepages else EAL_MIGRATION
+        h = vdpa_testpmd(self.app, self.workdir, name, vdev_args, eal_args=eal)
         self.hosts.append(h)
         return h
 
     def _vm(self, host, **kw):
         vm = Vm(self.guest_dir, self.workdir, f"vm{next(_seq)}", host.sockets[:self.nics],
-                self.queue_pairs, legacy=self.legacy, mem_path=self.mem_path, **kw)
+                self.queue_pairs, legacy=self.legacy,
+                mem_path=self.hugepages.mount if self.hugepages else None, qemu=self.qemu, **kw)
         vm.host = host  # whose devices serve its NICs: for the failure reports
         self.vms.append(vm)
         return vm
@@ -155,13 +177,9 @@ class Testbed:
         dst_vm.up_line = src_vm.up_line  # the same guest, booted once
         m = Migration(src_vm, dst_vm, src_host, dst_host, src_mark, dst_mark)
         end = time.monotonic() + timeout
-        while True:
-            m.info = src_vm.qmp.cmd("query-migrate")
-            if m.status in ("completed", "failed", "cancelled"):
-                break
-            if time.monotonic() > end:
-                raise AssertionError(f"migration still {m.status} after {timeout}s")
-            time.sleep(0.1)
+        m.info = until(lambda: src_vm.qmp.cmd("query-migrate"),
+                       lambda i: i.get("status") in ("completed", "failed", "cancelled"), timeout,
+                       "end of the migration")
         if m.status != "completed":
             raise AssertionError(f"migration {m.status}: {m.info.get('error-desc', m.info)}; "
                                  "source QEMU:\n" + "\n".join(src_vm.qemu_messages()[-20:]) +
@@ -183,19 +201,18 @@ class Testbed:
         return m
 
     def close(self):
+        """Ends every process and gives the hugepages back."""
         for vm in self.vms:
             vm.kill()
         for h in self.hosts:
             h.kill()
+        if self.hugepages:
+            self.hugepages.close()
 
 
 def wait_ledger(host, seq_key, before, phase_key, end, device=0):
     """The host device's ledger once it recorded one more stop or start than
-    `before` and reached `phase_key`."""
-    while True:
-        led = host.ledger(device)
-        if led[seq_key] > before[seq_key] and led[phase_key]:
-            return led
-        if time.monotonic() > end or not host.alive():
-            raise AssertionError(f"{host.name}: ledger has no new {seq_key} with {phase_key}: {led}")
-        time.sleep(0.05)
+    `before` and reached `phase_key`, by the monotonic time `end`."""
+    return until(lambda: host.ledger(device), lambda l: l[seq_key] > before[seq_key] and l[phase_key],
+                 max(1, end - time.monotonic()),
+                 f"{host.name}: a new {seq_key} with {phase_key} in the ledger", alive=host.alive)

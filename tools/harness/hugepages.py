@@ -1,7 +1,7 @@
 """2 MiB hugepages for migration runs: a number of pages reserved on top of
 what the system already has, and a private hugetlbfs mount limited to them,
 both given back at close (the production shape of vhost-user guests: QEMU's
-RAM on hugetlbfs, and DPDK on hugepages). Needs root. Standard library only."""
+RAM on hugetlbfs, and DPDK on hugepages). Needs root."""
 import os
 import subprocess
 

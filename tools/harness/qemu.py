@@ -1,13 +1,14 @@
 """A QEMU guest for live-migration runs: Debian's qemu-system-x86_64 (TCG)
-booting the guest tools/guest/build makes, its virtio-net device on a
-vhost-user socket, driven over QMP. Standard library only."""
+booting the guest tools/guest/build makes, its virtio-net devices on
+vhost-user sockets, driven over QMP."""
 import json
 import os
 import re
 import socket
 import time
 
-from child import Child
+from .proc import LogFile, Proc
+from .wait import until
 
 QEMU = "qemu-system-x86_64"
 GUEST_MAC = "52:54:00:12:34:56"  # eth0's; ethK's is mac_of(K)
@@ -36,17 +37,15 @@ class Qmp:
     timestamps (QEMU's wall clock, as time.time())."""
 
     def __init__(self, path, timeout=30):
-        end = time.monotonic() + timeout
-        while True:
+        def attempt():
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             try:
-                self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-                self.sock.connect(path)
-                break
-            except OSError:
-                self.sock.close()
-                if time.monotonic() > end:
-                    raise QmpError(f"no QMP socket at {path} within {timeout}s")
-                time.sleep(0.05)
+                s.connect(path)
+                return s
+            except OSError:  # QEMU has not made it yet
+                s.close()
+                return None
+        self.sock = until(attempt, lambda s: s is not None, timeout, f"QMP socket at {path}")
         self.sock.settimeout(timeout)
         self.f = self.sock.makefile("rw", encoding="utf-8")
         self.events = []
@@ -110,12 +109,13 @@ class Qmp:
             pass
 
 
-class Vm(Child):
+class Vm(Proc):
     """One QEMU process. Console and QEMU's own messages go to files in
     `workdir` under `name`; QMP is a unix socket there."""
 
     def __init__(self, guest_dir, workdir, name, vhost_sockets, queue_pairs, incoming=None,
-                 paused=False, page_per_vq=False, mem_mb=MEM_MB, legacy=False, mem_path=None):
+                 paused=False, page_per_vq=False, mem_mb=MEM_MB, legacy=False, mem_path=None,
+                 qemu=QEMU):
         """A virtio-net NIC on each of `vhost_sockets` (a path, or a list:
         eth0, eth1 ...), each with `queue_pairs`. `legacy`: legacy-only
         virtio-net (no VERSION_1: the guest driver then negotiates
@@ -140,7 +140,7 @@ class Vm(Child):
         # vhost-user needs the guest's RAM shared with the backend.
         mem = (f"memory-backend-file,id=mem,size={mem_mb}M,mem-path={mem_path},share=on" if mem_path
                else f"memory-backend-memfd,id=mem,size={mem_mb}M,share=on")
-        argv = [QEMU, "-machine", "pc,accel=tcg", "-smp", "1", "-m", f"{mem_mb}M",
+        argv = [qemu, "-machine", "pc,accel=tcg", "-smp", "1", "-m", f"{mem_mb}M",
                 "-object", mem,
                 "-numa", "node,memdev=mem",
                 "-kernel", os.path.join(guest_dir, "vmlinuz"),
@@ -154,8 +154,8 @@ class Vm(Child):
             argv.append("-S")
         if incoming:
             argv += ["-incoming", incoming]
-        self.argv = argv
-        super().__init__(argv, os.path.join(workdir, f"{name}-qemu.log"), f"{name}: QEMU")
+        super().__init__(argv, name, log_path=os.path.join(workdir, f"{name}-qemu.log"))
+        self._console = LogFile(self.console_path)
         self._qmp = None
 
     @property
@@ -167,17 +167,14 @@ class Vm(Child):
     def console(self):
         """Complete lines of the console so far (a line still being written
         is left for the next read)."""
-        try:
-            with open(self.console_path, errors="replace") as f:
-                text = f.read()
-        except FileNotFoundError:
-            return []
-        lines = text.split("\n")
-        return lines[:-1]  # after the last newline: nothing, or a partial line
+        return self._console.lines()
 
     def qemu_messages(self):
-        with open(self.log_path, errors="replace") as f:
-            return f.read().splitlines()
+        return self.output()
+
+    def _failure_context(self):
+        return (f"(QEMU {'running' if self.alive() else 'exited'}); console:\n" +
+                "\n".join(self.console()[-30:]) + "\nQEMU:\n" + "\n".join(self.qemu_messages()[-20:]))
 
     def stats(self, nic=0):
         """Every counters line of NIC `nic` so far: (uptime, {queue: rx},
@@ -195,39 +192,23 @@ class Vm(Child):
         return out
 
     def wait_console(self, pred, timeout, what):
-        end = time.monotonic() + timeout
-        while True:
-            lines = self.console()
-            for line in lines:
-                if pred(line):
-                    return line
-            if not self.alive() or time.monotonic() > end:
-                raise AssertionError(f"{self.name}: no console line: {what} within {timeout}s "
-                                     f"(QEMU {'running' if self.alive() else 'exited'}); "
-                                     "console:\n" + "\n".join(lines[-30:]) +
-                                     "\nQEMU:\n" + "\n".join(self.qemu_messages()[-20:]))
-            time.sleep(0.1)
+        return until(lambda: next((l for l in self.console() if pred(l)), None), lambda l: l is not None,
+                     timeout, f"{self.name} console line: {what}", alive=self.alive,
+                     describe=lambda _: self._failure_context())
 
     def wait_stats(self, after, count, timeout, nic=0):
         """`count` counters lines of NIC `nic` beyond the first `after`;
         returns them all."""
-        end = time.monotonic() + timeout
-        while True:
-            s = self.stats(nic)
-            if len(s) >= after + count:
-                return s
-            if not self.alive() or time.monotonic() > end:
-                raise AssertionError(f"{self.name}: {len(s) - after} of {count} counters lines "
-                                     f"within {timeout}s; console:\n" +
-                                     "\n".join(self.console()[-30:]) + "\nQEMU:\n" +
-                                     "\n".join(self.qemu_messages()[-20:]))
-            time.sleep(0.2)
+        return until(lambda: self.stats(nic), lambda s: len(s) >= after + count, timeout,
+                     f"{self.name} eth{nic}: {count} counters lines after the first {after}",
+                     alive=self.alive, describe=lambda s: f"{len(s)} lines " + self._failure_context())
 
     def kill(self):
         if self._qmp:
             self._qmp.close()
             self._qmp = None
         super().kill()
+        self._console.close()
 
 
 def guest_features(line):
