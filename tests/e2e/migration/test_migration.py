@@ -374,9 +374,13 @@ def case_kill_during_conf(nics):
 
 def case_sigterm_during_starts(a):
     """SIGTERM to a host whose four devices' starts run on slow firmware
-    (the migration's destination): it ends within a bound (the commands in
-    flight complete in their time; the queued operations are dropped), with
-    nothing left of its sockets, and the source guest runs on."""
+    (the migration's destination): it ends with nothing left of its
+    sockets, and the source guest runs on. A device's stop never waits for
+    the rest of its start: a start that had not finished when its device
+    was stopped (vhost closing its connection) gives up what it had not
+    issued, so no start finishes after its device's stop. The app stops
+    the devices one after another, so the last ones' starts may finish
+    before their stop comes."""
     slow = "emu_modify_us=100000,timeout_ms=30000"
     with bed_of(a, 4, nics=4) as bed:
         src = bed.host("src", vdevs(4, 4, "async"))
@@ -384,6 +388,7 @@ def case_sigterm_during_starts(a):
         vm = bed.boot(src)
         check_traffic(vm, 2)
         before = [dst.ledger(k) for k in range(4)]
+        mark = dst.mark()
         bed.begin(vm, dst)
         for k in range(4):
             until(lambda: dst.ledger(k), lambda l: l["start_seq"] > before[k]["start_seq"], 240,
@@ -395,8 +400,26 @@ def case_sigterm_during_starts(a):
         assert rc == 0, f"destination host exited {rc}"
         for sock in dst.sockets:
             assert not os.path.exists(sock), f"{sock} left behind"
+        check_stops_cut_starts(dst.output()[mark:], 4)
         vm.qmp.cmd("cont")
         check_traffic(vm, 2)
+
+
+def check_stops_cut_starts(lines, devices):
+    """In a host's log, each device's start outcome (started, or given up)
+    comes before vhost freed its connection unless the start gave up: a
+    start that finished after its device's stop would mean the stop waited
+    for it. Device k serves socket ...vhost<k>."""
+    for k in range(devices):
+        closed = next((i for i, l in enumerate(lines) if f"vhost{k}) free connfd" in l), None)
+        assert closed is not None, f"device {k}: vhost never freed its connection"
+        outcome = [(i, l) for i, l in enumerate(lines)
+                   if f"vdpa_mlx5async{k}" in l and (" started, " in l or "start abandoned" in l or
+                                                       "start superseded" in l)]
+        assert len(outcome) == 1, f"device {k}: start outcomes {outcome}"
+        i, line = outcome[0]
+        assert i < closed or "started, " not in line, \
+            f"device {k}: its start finished after its stop: {line}"
 
 
 def notifiers_rc(m):
