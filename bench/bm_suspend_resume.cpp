@@ -33,7 +33,7 @@ struct Rig {
     std::string name;
     std::unique_ptr<testing::ReadyVirtqs> rv;
     std::unique_ptr<Engine> eng;
-    emu::Timing timing;
+    emu::Profile profile;
 
     ~Rig() {
         if (eng) eng->shutdown();
@@ -64,7 +64,7 @@ std::unique_ptr<Rig> make_rig(benchmark::State& st, Strategy s, unsigned n, unsi
         st.SkipWithError("emulator device");
         return nullptr;
     }
-    rig->timing = prof->timing;
+    rig->profile = *prof;
     auto rv = testing::make_ready_virtqs(emu::api(), rig->name, n);
     if (!rv) {
         st.SkipWithError(("virtqs: " + to_string(rv.error())).c_str());
@@ -111,9 +111,7 @@ void run_op(benchmark::State& st, Strategy s, Op op) {
             if (!post.ok()) st.SkipWithError("resume after suspend failed");
         }
     }
-    double waves = std::ceil(double(n) / t);
-    double per_wave_us = rig->timing.modify_us + (op == Op::Suspend ? rig->timing.query_us : 0);
-    double ideal_ms = waves * per_wave_us / 1000.0;
+    const double ideal_ms = double(emu::ideal_ns(rig->profile, op == Op::Suspend, n, t)) / 1e6;
     double measured_ms = times.median();
     st.counters["ideal_ms"] = ideal_ms;
     st.counters["measured_ms"] = measured_ms;

@@ -64,7 +64,8 @@ enum rte_pmd_mlx5async_ledger_phase {
 	RTE_PMD_MLX5ASYNC_LEDGER_CONF_RETURNED = 9,     /* dev_conf returns to vhost */
 	RTE_PMD_MLX5ASYNC_LEDGER_NOTIFIERS_SET = 10,    /* host notifiers answered by the frontend */
 	RTE_PMD_MLX5ASYNC_LEDGER_ANNOUNCED = 11,        /* the guest's first gratuitous ARP left the
-	                                                 * device (emulated devices only) */
+	                                                 * device (backends that see frames: the
+	                                                 * emulator plugin) */
 	RTE_PMD_MLX5ASYNC_LEDGER_PHASES = 12,
 };
 
@@ -94,7 +95,10 @@ struct rte_pmd_mlx5async_ledger {
 
 struct rte_pmd_mlx5async_dev_info {
 	char name[64];          /* vdev name, e.g. vdpa_mlx5async0 */
-	char backend[64];       /* "emu:cx7" or "pci:0000:08:00.2" */
+	char backend[64];       /* "emu:cx7" or "rdma-core:0000:08:00.2" */
+	/* The name the backend knows the device by: the emulator plugin's
+	 * device (emu=: mlx5emu.h addresses it so), or the rdma-core device. */
+	char backend_device[64];
 	uint32_t max_queues;    /* virtqs the device supports */
 	uint32_t queues;        /* virtqs with a firmware object */
 	uint32_t queue_size;    /* ring size of existing objects (0: none) */
@@ -102,9 +106,6 @@ struct rte_pmd_mlx5async_dev_info {
 	enum rte_pmd_mlx5async_strategy strategy;
 	int vid;                /* attached vhost device, -1 if none */
 	uint64_t features;      /* virtio features the device offers */
-	uint64_t modify_ns;     /* emulated profile latency per MODIFY (0: hardware) */
-	uint64_t query_ns;      /* emulated profile latency per QUERY (0: hardware) */
-	uint32_t fw_max_inflight; /* emulated firmware throttle (0: hardware) */
 	/* Firmware commands the device has not answered after their batch gave
 	 * up on them: each holds one of max_inflight command slots until it
 	 * completes or the kernel's command timeout fails it. */
@@ -130,7 +131,8 @@ struct rte_pmd_mlx5async_vq_info {
 	                             * 0: the saved ones (last suspend, or the last start's) */
 	uint8_t unsure;             /* 1: its last command failed or is unanswered */
 	uint64_t interrupts;        /* callfd writes (event_mode=irq) */
-	uint64_t arp_frames;        /* ARP frames it sent (emulated devices; 0 on hardware) */
+	uint64_t arp_frames;        /* ARP frames it sent, when the backend counts them (the
+	                             * emulator plugin; 0 on rdma-core) */
 	uint64_t announce_frames;   /* of those, gratuitous: the guest announcing itself */
 };
 
@@ -144,7 +146,6 @@ struct rte_pmd_mlx5async_timing {
 	uint32_t commands;      /* firmware commands issued */
 	uint32_t failed;        /* commands that failed or timed out */
 	uint32_t peak_inflight; /* highest commands in flight */
-	uint64_t ideal_ns;      /* ceil(N/T) * per-command latency, emulated profiles only */
 };
 
 /* One firmware command, for traces (Chrome trace events in vdpa-testpmd). */
@@ -201,11 +202,6 @@ int rte_pmd_mlx5async_set_max_inflight(struct rte_vdpa_device *dev, uint32_t n);
 int rte_pmd_mlx5async_trace_enable(struct rte_vdpa_device *dev, bool on);
 int rte_pmd_mlx5async_trace_read(struct rte_vdpa_device *dev,
 				 struct rte_pmd_mlx5async_cmd_span *spans, unsigned int n);
-
-/* Emulated devices only (-ENOTSUP otherwise): a fault-injection rule, e.g.
- * "op=modify nth=3 status=0x9 syndrome=0x1" or "op=query hang" or
- * "vq=5 error_type=1" (force virtq 5 to ERR) or "clear". */
-int rte_pmd_mlx5async_emu_fault(struct rte_vdpa_device *dev, const char *rule);
 
 #ifdef __cplusplus
 }

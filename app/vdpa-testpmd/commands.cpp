@@ -1,5 +1,6 @@
 // vdpa-testpmd: command handlers and the prompt / script runners.
 #include "commands.hpp"
+#include "emulator.hpp"
 
 #include <cerrno>
 #include <cinttypes>
@@ -199,12 +200,14 @@ void cmd_fault(App& app, const Words& w) {
         printf("error: missing fault rule, e.g. 'op=modify nth=3 status=0x9', 'clear'\n");
         return;
     }
-    int rc = rte_pmd_mlx5async_emu_fault(p->dev, w.rest);
+    std::string why;
+    int rc = emulator_fault(*p, w.rest, why);
     if (rc == -ENOTSUP)
-        printf("error: %s: fault injection needs an emulated device\n", p->name.c_str());
+        printf("error: %s: fault injection needs an emulated device (emu=, the emulator plugin)\n",
+               p->name.c_str());
     else if (rc < 0)
         printf("error: %s: fault rule '%s' rejected: %s\n", p->name.c_str(), w.rest,
-               strerror(-rc));
+               why.empty() ? strerror(-rc) : why.c_str());
     else
         printf("%s: fault rule '%s' set\n", p->name.c_str(), w.rest);
 }

@@ -1,5 +1,6 @@
 // vdpa-testpmd: suspend / resume calls, cycles and strategy comparisons.
 #include "cycles.hpp"
+#include "emulator.hpp"
 
 #include <poll.h>
 
@@ -62,6 +63,7 @@ OpResult run_op(App& app, const std::vector<Port*>& ps, rte_pmd_mlx5async_op op)
     uint64_t t1 = now_ns();
     r.ms = double(t1 - t0) / 1e6;
     r.timings.resize(ps.size());
+    r.ideal_ns.resize(ps.size());
     for (size_t i = 0; i < ps.size(); i++) {
         auto& t = r.timings[i];
         int rc = rte_pmd_mlx5async_last_timing(ps[i]->dev, op, &t);
@@ -75,7 +77,8 @@ OpResult run_op(App& app, const std::vector<Port*>& ps, rte_pmd_mlx5async_op op)
         r.queues += t.queues;
         r.commands += t.commands;
         r.failed += t.failed;
-        r.ideal_ms = std::max(r.ideal_ms, double(t.ideal_ns) / 1e6);
+        r.ideal_ns[i] = emulator_ideal_ns(*ps[i], op, t.queues);
+        r.ideal_ms = std::max(r.ideal_ms, double(r.ideal_ns[i]) / 1e6);
         auto& c = ps[i]->counters;
         c.commands += t.commands;
         c.commands_failed += t.failed;
@@ -83,7 +86,7 @@ OpResult run_op(App& app, const std::vector<Port*>& ps, rte_pmd_mlx5async_op op)
     for (Port* p : ps)
         (r.ok() ? p->counters.ops : p->counters.op_failures)[op]++;
     if (app.trace)
-        app.trace->record_op(ps, op, t0, t1, r.timings);
+        app.trace->record_op(ps, op, t0, t1, r.timings, r.ideal_ns);
     return r;
 }
 
@@ -113,9 +116,11 @@ void note_run_info(App& app, const std::vector<Port*>& ps, uint32_t queues) {
     ri.profile = info.backend;
     ri.queues = queues;
     ri.max_inflight = info.max_inflight;
-    ri.fw_max_inflight = info.fw_max_inflight;
-    ri.modify_ms = double(info.modify_ns) / 1e6;
-    ri.query_ms = double(info.query_ns) / 1e6;
+    if (auto m = emulator_model(*ps[0])) {
+        ri.fw_max_inflight = m->max_inflight;
+        ri.modify_ms = double(m->modify_ns) / 1e6;
+        ri.query_ms = double(m->query_ns) / 1e6;
+    }
     app.run_info = ri;
 }
 

@@ -12,6 +12,7 @@ struct OpResult {
     int rc = 0;
     double ms = 0;      // wall clock around the call
     std::vector<rte_pmd_mlx5async_timing> timings;  // per port, the PMD's view
+    std::vector<uint64_t> ideal_ns;  // per port, the emulator's model (0: not emulated)
     uint32_t queues = 0, commands = 0, failed = 0;
     double ideal_ms = 0;  // largest per-device ideal: a lower bound for the batch
     bool ok() const { return rc == 0 && failed == 0 && queues > 0; }

@@ -1,5 +1,6 @@
 // vdpa-testpmd: testpmd-style tables and the JSON results file.
 #include "report.hpp"
+#include "emulator.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -73,11 +74,14 @@ void print_device(App& app, Port& p) {
         vid = p.vid;
         connections = p.connections;
     }
-    printf("  backend: %s  strategy: %s  max_inflight: %u  fw_max_inflight: %u\n", info.backend,
-           strategy_name(info.strategy), info.max_inflight, info.fw_max_inflight);
+    const auto model = emulator_model(p);
+    printf("  backend: %s (%s)  strategy: %s  max_inflight: %u\n", info.backend, info.backend_device,
+           strategy_name(info.strategy), info.max_inflight);
     printf("  virtqs: %u of %u  queue_size: %u  features: 0x%016" PRIx64 "\n", info.queues,
            info.max_queues, info.queue_size, info.features);
-    printf("  profile: modify %.3f ms  query %.3f ms\n", ms(info.modify_ns), ms(info.query_ns));
+    if (model)  // the emulator's cost model (mlx5emu.h)
+        printf("  model: modify %.3f ms  query %.3f ms  fw_max_inflight: %u\n", ms(model->modify_ns),
+               ms(model->query_ns), model->max_inflight);
     printf("  commands unanswered: %u (of %u slots)  unsure virtqs: %u\n", info.unanswered_cmds,
            info.max_inflight, info.unsure_queues);
     printf("  socket: %s  vid: %d  frontend: %s  connections: %" PRIu64 "\n",
@@ -169,8 +173,8 @@ void print_op(const std::vector<Port*>& ps, rte_pmd_mlx5async_op op, const OpRes
         const auto& t = r.timings[i];
         printf("  %-20s %6u %6u %6u %5u %9.3f %9.3f %9.3f %9.3f %9.3f %7s\n", ps[i]->name.c_str(),
                t.queues, t.commands, t.failed, t.peak_inflight, ms(t.total_ns), ms(t.prepare_ns),
-               ms(t.firmware_ns), ms(t.vhost_ns), ms(t.ideal_ns),
-               ratio(ms(t.total_ns), ms(t.ideal_ns)).c_str());
+               ms(t.firmware_ns), ms(t.vhost_ns), ms(r.ideal_ns[i]),
+               ratio(ms(t.total_ns), ms(r.ideal_ns[i])).c_str());
     }
 }
 

@@ -156,7 +156,8 @@ void Trace::add_span(const Port& p, const rte_pmd_mlx5async_cmd_span& s) {
 
 void Trace::record_op(const std::vector<Port*>& ps, rte_pmd_mlx5async_op op,
                       uint64_t call_begin, uint64_t call_end,
-                      const std::vector<rte_pmd_mlx5async_timing>& timings) {
+                      const std::vector<rte_pmd_mlx5async_timing>& timings,
+                      const std::vector<uint64_t>& ideal_ns) {
     if (!active_)
         return;
     for (size_t i = 0; i < ps.size(); i++) {
@@ -184,7 +185,7 @@ void Trace::record_op(const std::vector<Port*>& ps, rte_pmd_mlx5async_op op,
         uint64_t vhost_end = clamp(fw_end + t.vhost_ns);
         Json args = {{"queues", t.queues},   {"commands", t.commands},
                      {"failed", t.failed},   {"peak_inflight", t.peak_inflight},
-                     {"ideal_ms", double(t.ideal_ns) / 1e6}};
+                     {"ideal_ms", double(ideal_ns[i]) / 1e6}};
         unsigned pid = p.index + 1;
         const Json none = Json::object();
         events_.push_back({op_name(op), "op", std::move(args), pid, 0, call_begin,

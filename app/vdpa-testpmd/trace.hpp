@@ -30,7 +30,8 @@ public:
     // After one suspend or resume call over ps: its command spans and the
     // phase breakdown from each device's timing.
     void record_op(const std::vector<Port*>& ps, rte_pmd_mlx5async_op op, uint64_t call_begin,
-                   uint64_t call_end, const std::vector<rte_pmd_mlx5async_timing>& timings);
+                   uint64_t call_end, const std::vector<rte_pmd_mlx5async_timing>& timings,
+                   const std::vector<uint64_t>& ideal_ns);
     // Writes every event since start; prints what was written.
     int save(const std::string& file, const std::vector<Port*>& ports);
 

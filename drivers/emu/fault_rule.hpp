@@ -1,4 +1,4 @@
-// Fault rules as text (rte_pmd_mlx5async_emu_fault, vdpa-testpmd `fault`):
+// Fault rules as text (mlx5emu_fault, vdpa-testpmd `fault`, emu::inject_fault):
 //   clear
 //   op=create|modify|query|destroy [vq=Q] [nth=N] status=S [syndrome=Y]
 //   op=create_mkey|destroy_mkey|create_umem|destroy_umem ...  (memory registration)

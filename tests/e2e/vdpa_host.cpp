@@ -80,7 +80,7 @@ std::string timing_json(int rc, rte_pmd_mlx5async_op op) {
     std::ostringstream o;
     o << "{\"rc\":" << rc << ",\"queues\":" << t.queues << ",\"commands\":" << t.commands
       << ",\"failed\":" << t.failed << ",\"peak_inflight\":" << t.peak_inflight
-      << ",\"total_ns\":" << t.total_ns << ",\"ideal_ns\":" << t.ideal_ns << "}";
+      << ",\"total_ns\":" << t.total_ns << "}";
     return o.str();
 }
 

@@ -1,5 +1,5 @@
 // What users type: devargs (vdpa_mlx5async0,emu=cx7,queues=4,...), fault
-// rules (rte_pmd_mlx5async_emu_fault, vdpa-testpmd `fault`) and emulator
+// rules (mlx5emu_fault, vdpa-testpmd `fault`) and emulator
 // specs. Any text is accepted or refused with a message; nothing crashes,
 // and what is accepted is in range.
 // Input: a selector byte, then the text.
@@ -10,6 +10,7 @@
 #include "emu/fault_rule.hpp"
 #include "emu/profile.hpp"
 #include "fuzz_check.hpp"
+#include "tests/support/linked_emulator.hpp"
 #include "vdpa/mlx5async/core/config.hpp"
 
 namespace core = mlx5async::core;

@@ -109,17 +109,6 @@ rte_pmd_mlx5async_strategy to_c(core::Strategy s) {
 
 }  // namespace
 
-namespace mlx5async::pmd {
-
-uint64_t ideal_ns(const core::Device& c, const core::OpTiming& t) {
-    const core::ModelTiming m = c.model_timing();
-    const uint64_t slots = std::min<uint64_t>(c.config().max_inflight, m.fw_max_inflight);
-    const uint64_t per_cmd = t.op == core::Op::Suspend ? m.modify_ns + m.query_ns : m.modify_ns;
-    if (t.queues == 0 || slots == 0) return 0;
-    return (t.queues + slots - 1) / slots * per_cmd;
-}
-
-}  // namespace mlx5async::pmd
 
 extern "C" {
 
@@ -136,6 +125,7 @@ int rte_pmd_mlx5async_get_dev_info(rte_vdpa_device* dev, rte_pmd_mlx5async_dev_i
         auto& c = *d->core;
         std::snprintf(info->name, sizeof info->name, "%s", c.name().c_str());
         std::snprintf(info->backend, sizeof info->backend, "%s", c.backend().c_str());
+        std::snprintf(info->backend_device, sizeof info->backend_device, "%s", c.backend_device().c_str());
         info->max_queues = c.max_virtqs();
         uint32_t with_obj = 0, qsize = 0;
         for (const auto& v : c.vq_info()) {
@@ -149,10 +139,6 @@ int rte_pmd_mlx5async_get_dev_info(rte_vdpa_device* dev, rte_pmd_mlx5async_dev_i
         info->strategy = to_c(c.config().strategy);
         info->vid = d->vid;
         info->features = c.features();
-        auto prof = c.model_timing();
-        info->modify_ns = prof.modify_ns;
-        info->query_ns = prof.query_ns;
-        info->fw_max_inflight = prof.fw_max_inflight;
         auto health = c.command_health();
         info->unanswered_cmds = health.unanswered;
         info->unsure_queues = health.unsure_virtqs;
@@ -229,7 +215,7 @@ int rte_pmd_mlx5async_last_timing(rte_vdpa_device* dev, rte_pmd_mlx5async_op op,
         auto x = d->core->last_timing(op == RTE_PMD_MLX5ASYNC_OP_RESUME ? core::Op::Resume
                                                                           : core::Op::Suspend);
         *t = {op, x.total_ns, x.prepare_ns, x.firmware_ns, x.vhost_ns, x.queues,
-              x.commands, x.failed, x.peak_inflight, pmd::ideal_ns(*d->core, x)};
+              x.commands, x.failed, x.peak_inflight};
         return 0;
     });
 }
@@ -277,15 +263,6 @@ int rte_pmd_mlx5async_trace_read(rte_vdpa_device* dev, rte_pmd_mlx5async_cmd_spa
             spans[i] = {v[i].submit_ns, v[i].end_ns, v[i].opcode, v[i].status, v[i].op, v[i].queue,
                         v[i].obj_id};
         return int(v.size());
-    });
-}
-
-int rte_pmd_mlx5async_emu_fault(rte_vdpa_device* dev, const char* rule) {
-    return c_boundary(__func__, [&]() -> int {
-        PmdDevice* d = dev_of(dev);
-        if (!d) return -ENODEV;
-        if (!rule) return -EINVAL;
-        return report(d, "fault", d->core->emu_fault(rule));
     });
 }
 

@@ -46,9 +46,4 @@ PmdDevice* find_device_by_name(const char* name);
 // Every probed device, in probe order (telemetry).
 std::vector<PmdDevice*> all_devices();
 
-// The ideal of a control operation on an emulated profile: ceil(N / T)
-// waves of the per-command latency, T = min(max_inflight, the firmware's
-// limit). Zero on hardware, whose latencies the driver does not know.
-uint64_t ideal_ns(const core::Device& c, const core::OpTiming& t);
-
 }  // namespace mlx5async::pmd

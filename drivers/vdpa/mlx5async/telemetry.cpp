@@ -44,7 +44,6 @@ void add_timing(rte_tel_data* d, const char* prefix, const core::Device& c, core
     rte_tel_data_add_dict_u64(d, (p + "_commands").c_str(), t.commands);
     rte_tel_data_add_dict_u64(d, (p + "_failed").c_str(), t.failed);
     rte_tel_data_add_dict_u64(d, (p + "_peak_inflight").c_str(), t.peak_inflight);
-    rte_tel_data_add_dict_u64(d, (p + "_ideal_ns").c_str(), ideal_ns(c, t));
 }
 
 int tel_info(const char*, const char* params, rte_tel_data* d) {
@@ -54,6 +53,7 @@ int tel_info(const char*, const char* params, rte_tel_data* d) {
     rte_tel_data_start_dict(d);
     rte_tel_data_add_dict_string(d, "name", c.name().c_str());
     rte_tel_data_add_dict_string(d, "backend", c.backend().c_str());
+    rte_tel_data_add_dict_string(d, "backend_device", c.backend_device().c_str());
     rte_tel_data_add_dict_string(d, "strategy", core::strategy_name(c.config().strategy));
     rte_tel_data_add_dict_u64(d, "max_inflight", c.config().max_inflight);
     auto health = p->core->command_health();

@@ -3,16 +3,18 @@
 --destdir`, nothing written outside it):
 
 - files: the PMD in DPDK's plugin folder (and linked from the library
-  folder), the header, libmlx5async.pc, vdpa-testpmd, libmlx5emu.so under its
-  own name, the guides;
+  folder), the header, libmlx5async.pc, vdpa-testpmd, the guides; the
+  emulator plugin (libmlx5emu.so under its own name, mlx5emu.h) apart: the
+  PMD holds no emulator symbol and links no emulator library;
 - eal-scan: Debian's unmodified dpdk-testpmd given the staged plugin folder
   (-d DIR, as EAL scans its own) probes vdpa_mlx5async0,emu=cx7;
 - traffic: the installed vdpa-testpmd serves a virtio_user frontend
   (Debian's dpdk-testpmd) whose packets come back;
 - pkg-config: a C program built with only `pkg-config --cflags --libs
   libmlx5async` calls the public API;
-- package: tools/package.py makes a .deb of the install; dpkg installs it
-  into a scratch root (dpkg --root) and lists those files.
+- package: tools/package.py makes two .debs of the install, the driver and
+  the emulator plugin (which depends on the driver); dpkg installs both into
+  a scratch root (dpkg --root) and lists each one's files.
 
   test_install.py CASE --build-dir B --prefix P --libdir L ... --pmd-dir D --client C
 """
@@ -57,8 +59,8 @@ class Staged:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-def installed_files(a):
-    """Where each installed file goes, as absolute paths."""
+def driver_files(a):
+    """Where each file of the driver's install goes, as absolute paths."""
     p = a.prefix
     return [
         os.path.join(a.pmd_dir, PMD),
@@ -68,10 +70,25 @@ def installed_files(a):
         os.path.join(p, a.includedir, "rte_pmd_mlx5async.h"),
         os.path.join(p, a.libdir, "pkgconfig", "libmlx5async.pc"),
         os.path.join(p, a.bindir, "vdpa-testpmd"),
-        os.path.join(p, a.libdir, "libmlx5emu.so"),
         os.path.join(p, a.datadir, "doc", "mlx5async", "mlx5async.md"),
         os.path.join(p, a.datadir, "doc", "mlx5async", "live-migration.md"),
     ]
+
+
+def emulator_files(a):
+    """The emulator plugin's: the library the PMD loads for emu= and its API."""
+    p = a.prefix
+    return [os.path.join(p, a.libdir, "libmlx5emu.so.0"), os.path.join(p, a.includedir, "mlx5emu.h")]
+
+
+def installed_files(a):
+    return driver_files(a) + emulator_files(a)
+
+
+def staged_env(a, s, **extra):
+    """The staged install's programs: the PMD finds the staged plugin (an
+    install finds it where it installed)."""
+    return dict(os.environ, MLX5ASYNC_EMU_LIB=s.path(emulator_files(a)[0]), **extra)
 
 
 def case_files(a, s):
@@ -84,6 +101,14 @@ def case_files(a, s):
     for d, _, files in os.walk(s.root):
         for f in files:
             assert not f.startswith("libmlx5.so"), os.path.join(d, f)
+    # The PMD carries nothing of the emulator: no symbol of it (nm, every
+    # symbol table: the staged install is not stripped), no library of it.
+    pmd = s.path(a.pmd_dir, PMD)
+    syms = subprocess.run(["nm", "-C", pmd], capture_output=True, text=True, check=True).stdout
+    emu = [l for l in syms.splitlines() if "mlx5async::emu::" in l or "mlx5emu_" in l]
+    assert not emu, f"{len(emu)} emulator symbols in the PMD, e.g. {emu[:5]}"
+    needs = subprocess.run(["objdump", "-p", pmd], capture_output=True, text=True, check=True).stdout
+    assert "libmlx5emu" not in needs, needs
 
 
 def case_eal_scan(a, s):
@@ -91,7 +116,7 @@ def case_eal_scan(a, s):
                                              "-d", s.path(a.pmd_dir), "--vdev", VDEV,
                                              "--vdev", "net_null0", "--",
                                              "--total-num-mbufs=2048", "--no-mlockall"]
-    p = subprocess.run(argv, input="\n", capture_output=True, text=True, timeout=120)
+    p = subprocess.run(argv, input="\n", capture_output=True, text=True, timeout=120, env=staged_env(a, s))
     out = p.stdout + p.stderr
     assert "vdpa_mlx5async0: probed emu:cx7" in out, out[-3000:]
     assert p.returncode == 0, out[-3000:]
@@ -103,7 +128,7 @@ def case_traffic(a, s):
     library already loaded)."""
     wd = os.path.join(s.root, "run")
     os.makedirs(wd, mode=0o700)
-    env = dict(os.environ, LD_LIBRARY_PATH=s.libdir())
+    env = staged_env(a, s, LD_LIBRARY_PATH=s.libdir())
     app = Proc([s.path(a.prefix, a.bindir, "vdpa-testpmd")] + EAL_COMMON +
                ["--file-prefix", unique("inst"), "-d", s.path(a.pmd_dir), "--vdev", VDEV, "--",
                 "--iface", os.path.join(wd, "vhost"), "--auto-start", "--wait-ready", "120", "-i"],
@@ -143,7 +168,7 @@ def case_pkg_config(a, s):
     exe = os.path.join(s.root, "api-client")
     subprocess.run(["cc", a.client, "-o", exe] + flags, check=True)
     p = subprocess.run([exe] + EAL_COMMON + ["--file-prefix", unique("client"), "--vdev", VDEV],
-                       env=dict(os.environ, LD_LIBRARY_PATH=s.libdir()), capture_output=True,
+                       env=staged_env(a, s, LD_LIBRARY_PATH=s.libdir()), capture_output=True,
                        text=True, timeout=120)
     out = p.stdout + p.stderr
     assert p.returncode == 0, out[-3000:]
@@ -152,26 +177,35 @@ def case_pkg_config(a, s):
 
 def case_package(a, s):
     out_dir = os.path.join(s.root, "deb")
-    deb = subprocess.run([sys.executable, os.path.join(TOP, "tools", "package.py"),
-                          "--destdir", s.root, "--out", out_dir], capture_output=True, text=True,
-                         check=True).stdout.strip()
-    info = subprocess.run(["dpkg-deb", "--field", deb, "Depends"], capture_output=True, text=True,
-                          check=True).stdout
+    debs = subprocess.run([sys.executable, os.path.join(TOP, "tools", "package.py"),
+                           "--destdir", s.root, "--out", out_dir], capture_output=True, text=True,
+                          check=True).stdout.split()
+    assert len(debs) == 2, debs
+    field = lambda deb, f: subprocess.run(["dpkg-deb", "--field", deb, f], capture_output=True,
+                                          text=True, check=True).stdout.strip()
+    by_name = {field(d, "Package"): d for d in debs}
+    assert set(by_name) == {"mlx5async", "mlx5async-emulator"}, by_name
+    depends = field(by_name["mlx5async"], "Depends")
     for pkg in ("librte-vhost", "librte-eal", "libibverbs1", "ibverbs-providers"):
-        assert pkg in info, f"Depends lacks {pkg}: {info}"
+        assert pkg in depends, f"Depends lacks {pkg}: {depends}"
+    version = field(by_name["mlx5async"], "Version")
+    emu_depends = field(by_name["mlx5async-emulator"], "Depends")
+    assert f"mlx5async (= {version})" in emu_depends, emu_depends
     root = os.path.join(s.root, "scratch-root")
     for d in ("var/lib/dpkg/info", "var/lib/dpkg/updates", "var/lib/dpkg/triggers"):
         os.makedirs(os.path.join(root, d))
     open(os.path.join(root, "var/lib/dpkg/status"), "w").close()
-    # The scratch root has none of the dependencies: they are the system's.
+    # The scratch root has none of the system's dependencies: they are the system's.
     subprocess.run(["dpkg", "--root", root, "--force-depends", "--force-not-root",
-                    "--log=/dev/null", "-i", deb], check=True, capture_output=True)
-    listed = subprocess.run(["dpkg", "--root", root, "-L", "mlx5async"], capture_output=True,
-                            text=True, check=True).stdout.split()
-    # The package is built from an install with this build's prefix.
-    for f in installed_files(a):
-        assert f in listed, f"{f} not in the package: {listed}"
-        assert os.path.lexists(os.path.join(root, f.lstrip("/"))), f"{f} not installed by dpkg"
+                    "--log=/dev/null", "-i", by_name["mlx5async"], by_name["mlx5async-emulator"]],
+                   check=True, capture_output=True)
+    # The packages are built from an install with this build's prefix.
+    for pkg, files in (("mlx5async", driver_files(a)), ("mlx5async-emulator", emulator_files(a))):
+        listed = subprocess.run(["dpkg", "--root", root, "-L", pkg], capture_output=True,
+                                text=True, check=True).stdout.split()
+        for f in files:
+            assert f in listed, f"{f} not in {pkg}: {listed}"
+            assert os.path.lexists(os.path.join(root, f.lstrip("/"))), f"{f} not installed by dpkg"
 
 
 CASES = {"files": case_files, "eal-scan": case_eal_scan, "traffic": case_traffic,

@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include "mlx5async_config.h"
+#if MLX5ASYNC_HAVE_EMULATOR
+#include "tests/support/linked_emulator.hpp"  // emu= specs checked by the linked emulator
+#endif
 
 namespace mlx5async::core {
 namespace {
@@ -70,23 +73,25 @@ struct BadCase {
 };
 
 #if !MLX5ASYNC_HAVE_EMULATOR
-TEST(DevArgs, EmulatedDeviceRefusedByAHardwareOnlyBuild) {
+// No emulator plugin to load (its path points nowhere): refused, naming it.
+TEST(DevArgs, EmulatedDeviceRefusedWithoutThePlugin) {
     auto c = parse({{"emu", "cx7"}, {"queues", "2"}});
     ASSERT_FALSE(c);
     EXPECT_EQ(c.error().code, Errc::NotSupported);
-    EXPECT_NE(c.error().what.find("devargs emu=cx7: emu=cx7: this build has no emulator"), std::string::npos)
+    EXPECT_NE(c.error().what.find("the emulator plugin /nonexistent/libmlx5emu.so.0 cannot be loaded"),
+              std::string::npos)
         << c.error().what;
 }
 #endif
 
-class DevArgsRejected : public testing::TestWithParam<BadCase> {};
+class DevArgsRejected : public ::testing::TestWithParam<BadCase> {};
 
 TEST_P(DevArgsRejected, NamesKeyAndRange) {
     auto c = parse(GetParam().kv);
     ASSERT_FALSE(c);
-    if (GetParam().emulator_checks && !have_emulator()) {
+    if (GetParam().emulator_checks && !MLX5ASYNC_HAVE_EMULATOR) {
         EXPECT_EQ(c.error().code, Errc::NotSupported);
-        EXPECT_NE(c.error().what.find("this build has no emulator"), std::string::npos) << c.error().what;
+        EXPECT_NE(c.error().what.find("libmlx5emu.so.0 cannot be loaded"), std::string::npos) << c.error().what;
         return;
     }
     EXPECT_EQ(c.error().code, Errc::InvalidArgument);
@@ -95,7 +100,7 @@ TEST_P(DevArgsRejected, NamesKeyAndRange) {
 
 INSTANTIATE_TEST_SUITE_P(
     All, DevArgsRejected,
-    testing::Values(
+    ::testing::Values(
         BadCase{{{"emu", "cx9"}}, "devargs emu=cx9: emu: unknown profile 'cx9' (cx6dx, cx7)", true},
         BadCase{{{"emu", "cx7"}, {"queues", "0"}}, "devarg queues=0: expected an integer in [1, 512]"},
         BadCase{{{"emu", "cx7"}, {"queues", "x"}}, "devarg queues=x"},

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "emu/emu.hpp"
+#include "tests/support/linked_emulator.hpp"
 #include "vdpa/mlx5async/core/device.hpp"
 
 namespace mlx5async::core::testing_support {
@@ -126,6 +127,8 @@ struct Fixture : ::testing::Test {
         dev = std::move(*d);
     }
     emu::Device& emu_dev() { return *emu::find_device(name + "-emu"); }
+    // A fault rule on the device's emulator (emu::inject_fault).
+    Result<void> emu_fault(std::string_view rule) { return emu::inject_fault(name + "-emu", rule); }
 
     // No memory table: control-path tests keep virtio_q_mkey 0, so the
     // emulated datapath never reads these (unwritten) rings.

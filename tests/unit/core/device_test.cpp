@@ -401,7 +401,7 @@ TEST_F(DeviceCore, FailingSuspendOfOneQueueKeepsOthersAndLastKnownGood) {
     open("cx7", 4);
     enable_all(8);
     ASSERT_TRUE(dev->configure(guest(8, 40)));
-    ASSERT_TRUE(dev->emu_fault("op=modify vq=3 status=0x9 syndrome=0x77"));
+    ASSERT_TRUE(emu_fault("op=modify vq=3 status=0x9 syndrome=0x77"));
     std::vector<RingIndexes> out;
     auto r = dev->close(out);
     ASSERT_FALSE(r);
@@ -445,7 +445,7 @@ TEST_F(DeviceCore, VirtqErrorIsRecoveredFromHardwareIndexes) {
     ASSERT_TRUE(dev->configure(guest(4)));
     uint32_t old_id = dev->vq_info()[2].obj_id;
     ASSERT_TRUE(emu_dev().advance_virtq(old_id, 11, 6));  // ring 2 starts at 2/2
-    ASSERT_TRUE(dev->emu_fault("vq=2 error_type=1"));
+    ASSERT_TRUE(emu_fault("vq=2 error_type=1"));
     ASSERT_TRUE(dev->wait_events_handled(1, std::chrono::seconds(20)));
     auto v = dev->vq_info()[2];
     EXPECT_EQ(v.phase, VqPhase::Ready);
@@ -463,7 +463,7 @@ TEST_F(DeviceCore, RepeatedErrorsLeaveTheVirtqInErrorAfterTheLimit) {
     enable_all(2);
     ASSERT_TRUE(dev->configure(guest(2)));
     for (int k = 1; k <= 4; k++) {
-        ASSERT_TRUE(dev->emu_fault("vq=1 error_type=2"));
+        ASSERT_TRUE(emu_fault("vq=1 error_type=2"));
         ASSERT_TRUE(dev->wait_events_handled(k, std::chrono::seconds(20)));
     }
     auto v = dev->vq_info()[1];
@@ -512,12 +512,12 @@ TEST_F(DeviceCore, AKickfdReplacedOnARunningRingIsFollowed) {
 
 TEST_F(DeviceCore, BadFaultRulesAreRejectedClearly) {
     open("cx7", 1);
-    auto r = dev->emu_fault("op=frob status=1");
+    auto r = emu_fault("op=frob status=1");
     ASSERT_FALSE(r);
     EXPECT_NE(r.error().what.find("op=frob"), std::string::npos);
-    EXPECT_FALSE(dev->emu_fault("op=modify"));
-    EXPECT_FALSE(dev->emu_fault("vq=99 error_type=1"));
-    EXPECT_TRUE(dev->emu_fault("clear"));
+    EXPECT_FALSE(emu_fault("op=modify"));
+    EXPECT_FALSE(emu_fault("vq=99 error_type=1"));
+    EXPECT_TRUE(emu_fault("clear"));
 }
 
 // --- Guest memory: umem per region, direct mkey per region, one indirect mkey.

@@ -105,7 +105,7 @@ TEST_P(FaultMatrix, ResultStatesIndexesAndACleanCycle) {
     const VirtqState target = op() == Op::Suspend || op() == Op::Close ? VirtqState::SUSPEND
                                                                        : VirtqState::RDY;
     const char* opword = step() == Step::Modify ? "modify" : "query";
-    ASSERT_TRUE(dev->emu_fault(std::string("op=") + opword + " vq=" + std::to_string(kHit) +
+    ASSERT_TRUE(emu_fault(std::string("op=") + opword + " vq=" + std::to_string(kHit) +
                                " nth=1 " + fault().rule));
     std::vector<RingIndexes> out;
     auto r = run(out);
@@ -154,7 +154,7 @@ TEST_P(FaultMatrix, ResultStatesIndexesAndACleanCycle) {
 
     // A clean cycle once the device answered everything (a hung command at
     // the kernel's command timeout; a late one lands).
-    ASSERT_TRUE(dev->emu_fault("clear"));
+    ASSERT_TRUE(emu_fault("clear"));
     ASSERT_TRUE(eventually([&] { return dev->command_health().unanswered == 0; }));
     if (fault().kind == Fault::Late && step() == Step::Modify) {
         EXPECT_EQ(fw(kHit).state, target);

@@ -81,7 +81,7 @@ struct MemoryFaultMatrix : Fixture, ::testing::WithParamInterface<Param> {
 TEST_P(MemoryFaultMatrix, TheStartFailsWholeLeavesNothingAndTheSameTableStartsAfter) {
     const auto& [target, fault] = GetParam();
     ASSERT_EQ(chunks(), 16u);
-    ASSERT_TRUE(dev->emu_fault(rule())) << rule();
+    ASSERT_TRUE(emu_fault(rule())) << rule();
     auto r = dev->configure(g);
     // A late command is one the start stopped waiting for (its deadline).
     ASSERT_FALSE(r) << rule();
@@ -91,7 +91,7 @@ TEST_P(MemoryFaultMatrix, TheStartFailsWholeLeavesNothingAndTheSameTableStartsAf
     EXPECT_NE(what.find(step), std::string::npos) << what;
     // No ring runs on a table the device does not hold whole.
     EXPECT_EQ(phases(kRings), std::vector<VqPhase>(kRings, VqPhase::Init));
-    ASSERT_TRUE(dev->emu_fault("clear"));
+    ASSERT_TRUE(emu_fault("clear"));
     ASSERT_TRUE(eventually([&] { return dev->command_health().unanswered == 0; }));
     // What the failed table made is gone, a late create included.
     EXPECT_TRUE(eventually([&] {
@@ -152,12 +152,12 @@ TEST_P(ReleaseFault, AFailedDestroyOfTheOldTableLeavesTheNewOneRunning) {
     ASSERT_TRUE(dev->configure(g));
     std::vector<RingIndexes> out;
     ASSERT_TRUE(dev->close(out));
-    ASSERT_TRUE(dev->emu_fault("op=destroy_mkey nth=1 " + GetParam()));
+    ASSERT_TRUE(emu_fault("op=destroy_mkey nth=1 " + GetParam()));
     g.mem = {{0, kTable, b.base}};  // the guest's memory moved: a new table
     seed_rings(g);
     ASSERT_TRUE(dev->configure(g));
     EXPECT_EQ(phases(kRings), std::vector<VqPhase>(kRings, VqPhase::Ready));
-    ASSERT_TRUE(dev->emu_fault("clear"));
+    ASSERT_TRUE(emu_fault("clear"));
     ASSERT_TRUE(eventually([&] { return dev->command_health().unanswered == 0; }));
     ASSERT_TRUE(dev->close(out));
     dev->cleanup();

@@ -33,7 +33,7 @@ TEST_F(Reconcile, ALateModifyIsLearnedBeforeTheVirtqIsUsedAgain) {
     timeout_ms = 100;
     open("cx7", 2);
     start(4);
-    ASSERT_TRUE(dev->emu_fault("op=modify vq=1 nth=1 delay_us=400000"));
+    ASSERT_TRUE(emu_fault("op=modify vq=1 nth=1 delay_us=400000"));
     auto r = dev->resume_all();
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error().code, Errc::Timeout);
@@ -53,7 +53,7 @@ TEST_F(Reconcile, ALateSuspendIsLearnedAtTheNextStart) {
     open("cx7", 2);
     start(4);
     ASSERT_TRUE(dev->resume_all());
-    ASSERT_TRUE(dev->emu_fault("op=modify vq=2 nth=1 delay_us=400000"));
+    ASSERT_TRUE(emu_fault("op=modify vq=2 nth=1 delay_us=400000"));
     EXPECT_FALSE(dev->suspend_all());
     ASSERT_TRUE(eventually([&] { return fw(2).state == VirtqState::SUSPEND; }));
     ASSERT_TRUE(dev->resume_all());
@@ -69,7 +69,7 @@ TEST_F(Reconcile, AHungModifyMakesSuspendFailUntilItIsAnswered) {
     open("cx7", 2);
     start(4);
     ASSERT_TRUE(dev->resume_all());
-    ASSERT_TRUE(dev->emu_fault("op=modify vq=3 nth=1 hang"));
+    ASSERT_TRUE(emu_fault("op=modify vq=3 nth=1 hang"));
     auto r = dev->suspend_all();
     ASSERT_FALSE(r);
     r = dev->suspend_all();  // virtq 3's command is still unanswered
@@ -92,7 +92,7 @@ TEST_F(Reconcile, CloseHandsBackTheIndexesALateSuspendStoppedAt) {
     open("cx7", 2);
     start(4);
     ASSERT_TRUE(dev->resume_all());
-    ASSERT_TRUE(dev->emu_fault("op=modify vq=2 nth=1 delay_us=400000"));
+    ASSERT_TRUE(emu_fault("op=modify vq=2 nth=1 delay_us=400000"));
     std::vector<RingIndexes> out;
     EXPECT_FALSE(dev->close(out));
     ASSERT_EQ(out.size(), 4u);
@@ -116,14 +116,14 @@ TEST_F(Reconcile, HungCommandsHoldTheirSlotsUntilTheKernelFailsThem) {
     open("cx7", 8, /*max_inflight=*/8);
     start(16);
     ASSERT_TRUE(dev->resume_all());
-    ASSERT_TRUE(dev->emu_fault("op=modify hang"));
+    ASSERT_TRUE(emu_fault("op=modify hang"));
     auto r = dev->suspend_all();
     ASSERT_FALSE(r);
     auto h = dev->command_health();
     EXPECT_EQ(h.unanswered, 8u);
     EXPECT_EQ(h.slots, 8u);
     EXPECT_EQ(h.unsure_virtqs, 8u);  // the 8 never issued changed nothing
-    ASSERT_TRUE(dev->emu_fault("clear"));  // the hung commands stay hung
+    ASSERT_TRUE(emu_fault("clear"));  // the hung commands stay hung
     EXPECT_FALSE(dev->set_max_inflight(16));
     r = dev->suspend_all();  // the others find no slot
     ASSERT_FALSE(r);

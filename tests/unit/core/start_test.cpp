@@ -95,7 +95,7 @@ TEST_F(Start, AKickBeforeTheRingRanIsNotLost) {
 TEST_F(Start, AFailureAfterTheCallReturnedIsRecordedAndTheNextStartTriesAgain) {
     open("cx7", 2);
     enable_all(4);
-    ASSERT_TRUE(dev->emu_fault("op=modify vq=1 nth=1 status=0x3"));
+    ASSERT_TRUE(emu_fault("op=modify vq=1 nth=1 status=0x3"));
     dev->ledger().mark(LedgerPhase::StartRequested);
     Done d;
     ASSERT_TRUE(dev->start(guest(4), d.fn()));
@@ -287,7 +287,7 @@ TEST(StartFour, OneDevicesFailureLeavesTheOthersAlone) {
     }
     std::vector<emu::ObjectCounts> base;
     for (auto& n : names) base.push_back(emu::find_device(n + "-emu")->object_counts());
-    ASSERT_TRUE(devs[2]->emu_fault("op=modify vq=0 nth=1 status=0x3"));
+    ASSERT_TRUE(emu::inject_fault(names[2] + "-emu", "op=modify vq=0 nth=1 status=0x3"));
     GuestConfig g = testing_support::guest_rings(4);
     g.mem.push_back({0, 1ull << 30, testing_support::guest_ram()});
     testing_support::Fixture::seed_rings(g);

@@ -1,17 +1,49 @@
-// The core's one seam to its backends: rdma-core (hardware) and, when built
-// with it, mlx5emu. No other core file includes an emulator header.
+// The core's one seam to its backends: rdma-core (hardware) and a backend
+// plugin (mlx5emu), loaded with dlopen the first time a device needs it.
 #include "backend.hpp"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <mutex>
 
 #include "mlx5async_config.h"
 
-#if MLX5ASYNC_HAVE_EMULATOR
-#include "emu/emu.hpp"
-#include "emu/fault_rule.hpp"
-#include "emu/profile.hpp"
-#endif
-
 namespace mlx5async::core {
 namespace {
+
+std::mutex g_plugin_mu;  // protects g_plugin, g_linked (loaded once, kept for the process)
+const mlx5async_backend* g_plugin = nullptr;
+mlx5async_backend_entry_fn g_linked = nullptr;
+
+// The plugin's table, loaded at the first call; its error names the library.
+Result<const mlx5async_backend*> plugin() {
+    std::lock_guard lk(g_plugin_mu);
+    if (g_plugin) return g_plugin;
+    mlx5async_backend_entry_fn entry = g_linked;
+    const std::string path = emulator_plugin_path();
+    if (!entry) {
+        // RTLD_LOCAL: the plugin also exports rdma-core's names (its
+        // LD_PRELOAD face); they must not shadow the real libmlx5.
+        void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+        if (!h)
+            return fail(Errc::NotSupported,
+                        "emu=: the emulator plugin " + path + " cannot be loaded (" + ::dlerror() +
+                            "): install the mlx5async emulator package, or set MLX5ASYNC_EMU_LIB to "
+                            "its libmlx5emu.so");
+        entry = reinterpret_cast<mlx5async_backend_entry_fn>(::dlsym(h, "mlx5async_backend_entry"));
+        if (!entry) {
+            ::dlclose(h);
+            return fail(Errc::NotSupported, path + " has no mlx5async_backend_entry: not an mlx5async backend plugin");
+        }
+    }
+    const mlx5async_backend* table = entry(MLX5ASYNC_BACKEND_ABI);
+    if (!table || table->abi != MLX5ASYNC_BACKEND_ABI)
+        return fail(Errc::NotSupported, path + " implements another backend ABI than this driver's (" +
+                                            std::to_string(MLX5ASYNC_BACKEND_ABI) + "): install matching versions");
+    g_plugin = table;
+    return g_plugin;
+}
 
 Result<Backend> open_hardware(const DeviceConfig& cfg) {
     Backend b;
@@ -28,114 +60,77 @@ Result<Backend> open_hardware(const DeviceConfig& cfg) {
     return b;
 }
 
-#if MLX5ASYNC_HAVE_EMULATOR
-
-class Emulated final : public EmulatorHooks {
-public:
-    Emulated(std::string device, const emu::Profile& p) : device_(std::move(device)) {
-        timing_.modify_ns = uint64_t(p.timing.modify_us) * 1000;
-        timing_.query_ns = uint64_t(p.timing.query_us) * 1000;
-        timing_.fw_max_inflight = p.max_inflight;
-    }
-    ~Emulated() override {
-        on_announce({});
-        (void)emu::destroy_device(device_);
-    }
-    ModelTiming timing() const override { return timing_; }
-
-    FrameCounts frames(uint32_t virtq_obj_id) const override {
-        emu::Device* dev = emu::find_device(device_);
-        if (!dev) return {};
-        auto i = dev->virtq_info(virtq_obj_id);
-        if (!i) return {};
-        return {i->frames.arp, i->frames.announces, i->frames.oversize};
-    }
-
-    void on_announce(std::function<void(uint16_t ring)> f) override {
-        emu::Device* dev = emu::find_device(device_);
-        if (!dev) return;
-        if (!f) return dev->datapath().set_announce_observer({});
-        dev->datapath().set_announce_observer(
-            [f = std::move(f)](uint32_t, uint16_t queue_index) { f(queue_index); });
-    }
-
-    Result<void> inject_fault(std::string_view text,
-                              const std::function<Result<uint32_t>(uint16_t)>& object_of) override {
-        emu::Device* dev = emu::find_device(device_);
-        if (!dev) return fail(Errc::NotFound, "emulated device " + device_ + " is gone");
-        auto parsed = emu::parse_fault_rule(text);
-        MLX5A_CHECK(parsed);
-        if (parsed->clear) {
-            dev->faults().clear();
-            return {};
-        }
-        std::optional<uint32_t> obj;
-        if (parsed->vq) {
-            auto id = object_of(*parsed->vq);
-            MLX5A_CHECK(id);
-            obj = *id;
-        }
-        if (parsed->error_type) return dev->force_virtq_error(*obj, *parsed->error_type);
-        emu::FaultRule r = *parsed->rule;
-        if (obj) r.match.obj_id = *obj;
-        dev->faults().add(r);
-        return {};
-    }
-
-private:
-    std::string device_;
-    ModelTiming timing_;
-};
-
 Result<Backend> open_emulated(const DeviceConfig& cfg, const std::string& name) {
-    const std::string device = name + "-emu";
-    MLX5A_CHECK(emu::create_device(device, cfg.emu_spec));  // parses the spec
+    auto p = plugin();
+    MLX5A_CHECK(p);
+    const std::string device = backend_device_name(cfg, name);
+    char err[256] = "";
+    if (int rc = (*p)->create_device(device.c_str(), cfg.emu_spec.c_str(), err, sizeof err); rc != 0)
+        return unexpected(Error::sys(-rc, std::string((*p)->name) + ": " + err));
     Backend b;
-    b.api = &emu::api();
-    // Removes the device on failure.
-    b.emulator = std::make_unique<Emulated>(device, emu::find_device(device)->profile());
+    b.api = (*p)->devx;
+    b.plugin_device = std::make_unique<PluginDevice>(**p, device);  // removes the device on failure
     auto c = devx::Context::open(*b.api, device);
     MLX5A_CHECK(c);
     b.ctx = std::move(*c);
     return b;
 }
 
-#endif
-
 }  // namespace
 
-bool have_emulator() noexcept { return MLX5ASYNC_HAVE_EMULATOR; }
+PluginDevice::~PluginDevice() {
+    on_announce({});
+    plugin_.destroy_device(name_.c_str());
+}
+
+FrameCounts PluginDevice::frames(uint32_t virtq_obj_id) const {
+    mlx5async_backend_frames f{};
+    plugin_.frames(name_.c_str(), virtq_obj_id, &f);
+    return {f.arp, f.announces, f.oversize};
+}
+
+void PluginDevice::announced(void* self, uint16_t ring) {
+    static_cast<PluginDevice*>(self)->on_announce_(ring);
+}
+
+void PluginDevice::on_announce(std::function<void(uint16_t ring)> f) {
+    // Stopped before replaced: the plugin calls `announced` on its own thread.
+    plugin_.watch_announces(name_.c_str(), nullptr, nullptr);
+    on_announce_ = std::move(f);
+    if (on_announce_) plugin_.watch_announces(name_.c_str(), &PluginDevice::announced, this);
+}
+
+std::string emulator_plugin_path() {
+    if (const char* env = std::getenv("MLX5ASYNC_EMU_LIB"); env && *env) return env;
+    return MLX5ASYNC_EMU_PLUGIN_PATH;
+}
+
+void use_linked_plugin(mlx5async_backend_entry_fn entry) {
+    std::lock_guard lk(g_plugin_mu);
+    g_linked = entry;
+    g_plugin = nullptr;
+}
 
 Result<void> check_emulator_spec(std::string_view spec) {
-#if MLX5ASYNC_HAVE_EMULATOR
-    auto p = emu::parse_spec(spec);
+    auto p = plugin();
     MLX5A_CHECK(p);
-    if (p->clock == emu::ClockKind::Manual)
-        return fail(Errc::InvalidArgument,
-                    "clock=manual moves the emulator's time only when a test steps it; nothing "
-                    "does for a driver, so the probe's first command (QUERY_HCA_CAP) would never "
-                    "complete: leave clock unset (steady)");
+    char err[256] = "";
+    if ((*p)->check_spec(std::string(spec).c_str(), err, sizeof err) != 0)
+        return fail(Errc::InvalidArgument, err);
     return {};
-#else
-    return fail(Errc::NotSupported, "emu=" + std::string(spec) +
-                                        ": this build has no emulator (meson -Demulator=false); "
-                                        "use dev=<PCI address>");
-#endif
 }
 
 Result<Backend> open_backend(const DeviceConfig& cfg, const std::string& name) {
-    if (!cfg.is_emulated()) return open_hardware(cfg);
-#if MLX5ASYNC_HAVE_EMULATOR
-    return open_emulated(cfg, name);
-#else
-    (void)name;
-    return unexpected(check_emulator_spec(cfg.emu_spec).error());
-#endif
+    return cfg.is_emulated() ? open_emulated(cfg, name) : open_hardware(cfg);
 }
 
 std::string backend_label(const DeviceConfig& cfg, const devx::DevxApi* api) {
     if (cfg.is_emulated()) return "emu:" + cfg.emu_spec;
     return std::string(api ? api->name : "?") + ":" + cfg.hw_device;
+}
+
+std::string backend_device_name(const DeviceConfig& cfg, const std::string& name) {
+    return cfg.is_emulated() ? name + "-emu" : cfg.hw_device;
 }
 
 }  // namespace mlx5async::core

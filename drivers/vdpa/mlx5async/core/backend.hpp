@@ -1,7 +1,9 @@
 // What a device core runs on: the DevX function table, the opened context
-// and, for an emulated device, the hooks only the emulator has (faults, the
-// cost model's latencies). backend.cpp is the only core file that knows the
-// emulator; a build without it (-Demulator=false) opens hardware only.
+// and what the backend reports beyond DevX (frames its datapath saw). A
+// dev=<PCI address> device runs on rdma-core; an emu=<spec> device on a
+// backend plugin loaded at its first use (common/devx/backend_plugin.hpp:
+// mlx5emu's libmlx5emu.so). backend.cpp is the core's one seam to both;
+// the core names no type of any plugin.
 #pragma once
 
 #include <cstdint>
@@ -11,41 +13,42 @@
 #include <string_view>
 
 #include "common/base/result.hpp"
+#include "common/devx/backend_plugin.hpp"
 #include "common/devx/raii.hpp"
 #include "config.hpp"
 
 namespace mlx5async::core {
 
-// The per-command latencies of an emulated profile: a benchmark's ideal.
-struct ModelTiming {
-    uint64_t modify_ns = 0, query_ns = 0;
-    uint32_t fw_max_inflight = 0;
-};
-
-// What an emulated virtq's datapath saw of the frames it sent.
+// What a virtq's datapath saw of the frames it sent (zeros on rdma-core).
 struct FrameCounts {
     uint64_t arp = 0;        // ARP frames
     uint64_t announces = 0;  // of those, gratuitous (the guest announcing itself)
     uint64_t oversize = 0;   // longer than the port's MTU: dropped
 };
 
-class EmulatorHooks {
+// A plugin device: removed from the plugin when this goes.
+class PluginDevice {
 public:
-    virtual ~EmulatorHooks() = default;  // removes the emulated device
-    virtual ModelTiming timing() const = 0;
-    virtual FrameCounts frames(uint32_t virtq_obj_id) const = 0;
-    // `f(ring)` runs on the emulator's datapath thread when a virtq sends a
+    PluginDevice(const mlx5async_backend& plugin, std::string name) : plugin_(plugin), name_(std::move(name)) {}
+    ~PluginDevice();
+    PluginDevice(const PluginDevice&) = delete;
+    PluginDevice& operator=(const PluginDevice&) = delete;
+    const std::string& name() const { return name_; }
+    FrameCounts frames(uint32_t virtq_obj_id) const;
+    // `f(ring)` runs on the backend's datapath thread when a virtq sends a
     // gratuitous ARP; an empty `f` stops the calls (none runs after this returns).
-    virtual void on_announce(std::function<void(uint16_t ring)> f) = 0;
-    // A fault rule (drivers/emu/fault_rule.hpp); `object_of` maps the virtq
-    // number a rule names to its object id, or says why it cannot.
-    virtual Result<void> inject_fault(std::string_view rule,
-                                      const std::function<Result<uint32_t>(uint16_t)>& object_of) = 0;
+    void on_announce(std::function<void(uint16_t ring)> f);
+
+private:
+    static void announced(void* self, uint16_t ring);
+    const mlx5async_backend& plugin_;
+    std::string name_;
+    std::function<void(uint16_t)> on_announce_;
 };
 
 struct Backend {
     const devx::DevxApi* api = nullptr;
-    std::unique_ptr<EmulatorHooks> emulator;  // null on hardware; outlives ctx
+    std::unique_ptr<PluginDevice> plugin_device;  // null on rdma-core; outlives ctx
     devx::Context ctx;
 };
 
@@ -53,9 +56,17 @@ struct Backend {
 Result<Backend> open_backend(const DeviceConfig& cfg, const std::string& name);
 // "emu:cx7" / "rdma-core:0000:08:00.2".
 std::string backend_label(const DeviceConfig& cfg, const devx::DevxApi* api);
-// Checks an emulator spec a driver opens ("cx7,modify_us=0"), as the emulator
-// will read it; a manual clock is for tests that step it and is refused.
+// The name the backend knows the device `name` by: its plugin device's, or
+// the rdma-core device the config names.
+std::string backend_device_name(const DeviceConfig& cfg, const std::string& name);
+// Checks an emulator spec as the plugin will read it (loading the plugin).
 Result<void> check_emulator_spec(std::string_view spec);
-bool have_emulator() noexcept;
+
+// Where the plugin is loaded from: $MLX5ASYNC_EMU_LIB, else where the
+// emulator plugin installs (MLX5ASYNC_EMU_PLUGIN_PATH at build time).
+std::string emulator_plugin_path();
+// A plugin linked into the program (tests, benchmarks) instead of loaded:
+// `entry` is its mlx5async_backend_entry. Call before the first device.
+void use_linked_plugin(mlx5async_backend_entry_fn entry);
 
 }  // namespace mlx5async::core

@@ -120,7 +120,7 @@ Device::Device(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 // emulated device after its last context.
 Device::~Device() {
     Impl& d = *impl_;
-    if (d.emulator) d.emulator->on_announce({});  // it marks the ledger
+    if (d.plugin_device) d.plugin_device->on_announce({});  // it marks the ledger
     d.releaser.reset();
     d.recovery.reset();
     if (d.cmds && d.strand) d.stop_requested();  // a start running gives up what it has not issued
@@ -137,7 +137,7 @@ Device::~Device() {
     d.transport.reset();
     d.cmds.reset();
     d.ctx.reset();
-    d.emulator.reset();
+    d.plugin_device.reset();
 }
 
 Result<std::unique_ptr<Device>> Device::open(const DeviceConfig& cfg, std::string name) {
@@ -156,9 +156,9 @@ Result<std::unique_ptr<Device>> Device::open(const DeviceConfig& cfg, std::strin
     auto be = open_backend(cfg, d.name);
     MLX5A_CHECK(be);
     d.api = be->api;
-    d.emulator = std::move(be->emulator);
+    d.plugin_device = std::move(be->plugin_device);
     d.ctx = std::move(be->ctx);
-    if (d.emulator) d.emulator->on_announce([&d](uint16_t) { d.ledger.announced(); });
+    if (d.plugin_device) d.plugin_device->on_announce([&d](uint16_t) { d.ledger.announced(); });
     MLX5A_CHECK(d.query_caps());
     d.query_port_mtu();
     auto t = Transport::open(d.ctx, d.name);
@@ -232,9 +232,7 @@ Result<Device::NotifyArea> Device::notify_area() const {
 
 std::string Device::backend() const { return backend_label(impl_->cfg, impl_->api); }
 
-ModelTiming Device::model_timing() const {
-    return impl_->emulator ? impl_->emulator->timing() : ModelTiming{};
-}
+std::string Device::backend_device() const { return backend_device_name(impl_->cfg, impl_->name); }
 
 uint64_t Device::features() const {
     return device_features(impl_->vcaps, max_virtqs(), impl_->port_mtu);
@@ -242,32 +240,16 @@ uint64_t Device::features() const {
 
 uint16_t Device::port_mtu() const { return impl_->port_mtu; }
 
-Result<void> Device::emu_fault(std::string_view rule) {
-    Impl& d = *impl_;
-    if (!d.emulator)
-        return fail(Errc::NotSupported, "fault injection needs an emulated device (emu=...)");
-    return d.emulator->inject_fault(rule, [this](uint16_t vq) -> Result<uint32_t> {
-        const auto v = vq_info();
-        if (vq >= v.size())
-            return fail(Errc::InvalidArgument, "fault rule: vq=" + std::to_string(vq) +
-                                                   ": the device has virtqs 0.." +
-                                                   std::to_string(v.size() - 1));
-        if (!v[vq].obj_id)
-            return fail(Errc::State, "fault rule: virtq " + std::to_string(vq) + " has no object");
-        return v[vq].obj_id;
-    });
-}
-
 std::vector<VqInfo> Device::vq_info() const {
     std::vector<VqInfo> v;
     {
         std::lock_guard lk(impl_->pub.mu);
         v = impl_->pub.vqs;
     }
-    if (impl_->emulator)
+    if (impl_->plugin_device)
         for (VqInfo& i : v) {
             if (!i.obj_id) continue;
-            FrameCounts f = impl_->emulator->frames(i.obj_id);
+            FrameCounts f = impl_->plugin_device->frames(i.obj_id);
             i.arp_frames = f.arp;
             i.announce_frames = f.announces;
         }

@@ -71,7 +71,9 @@ public:
         uint64_t size = 0;
     };
     Result<NotifyArea> notify_area() const;
-    ModelTiming model_timing() const;  // an emulated profile's latencies; zeros on hardware
+    // The name the backend knows the device by: its plugin device's
+    // (emu=), or the rdma-core device (dev=).
+    std::string backend_device() const;
 
     // vhost: dev_conf. Refuses at once what the device cannot start (a
     // memory table it cannot register, a ring beyond its virtqs: nothing is
@@ -144,7 +146,6 @@ public:
     Result<void> set_max_inflight(uint32_t n);
     void trace_enable(bool on);
     std::vector<CmdSpan> trace_read(size_t max);
-    Result<void> emu_fault(std::string_view rule);
     Result<prm::VirtqCounters> counters(uint16_t ring);
     // Commands the device has not answered after their batch gave up on
     // them: each holds one of `slots` command slots until it completes or

@@ -64,7 +64,7 @@ struct Device::Impl {
     std::string name;
     DeviceConfig cfg;  // strategy and max_inflight as set; others read pub's copy
     const devx::DevxApi* api = nullptr;
-    std::unique_ptr<EmulatorHooks> emulator;  // emulated devices only; outlives ctx
+    std::unique_ptr<PluginDevice> plugin_device;  // emu= devices only; outlives ctx
     devx::Context ctx;
     prm::GeneralCaps gcaps;
     prm::VirtioEmulationCaps vcaps;

@@ -1,0 +1,26 @@
+// The emulator plugin's own API (include/mlx5emu.h) for devices the PMD
+// runs on it (emu= devargs): the cost model's latencies and ideal times,
+// and fault rules. Resolved at run time from the copy of libmlx5emu.so the
+// PMD loaded: on hardware there is none, and these report nothing.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <mlx5emu.h>
+
+#include "app.hpp"
+
+namespace vdpa_testpmd {
+
+// The model of p's device; nullopt when it is not emulated.
+std::optional<mlx5emu_model> emulator_model(const Port& p);
+// The model's ideal of `op` over `queues` virtqs with p's max_inflight (0:
+// not emulated).
+uint64_t emulator_ideal_ns(const Port& p, rte_pmd_mlx5async_op op, uint32_t queues);
+// A fault rule on p's emulated device: 0, -ENOTSUP when it is not
+// emulated, or -errno with the reason in `why`.
+int emulator_fault(const Port& p, const char* rule, std::string& why);
+
+}  // namespace vdpa_testpmd
