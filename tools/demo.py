@@ -13,6 +13,7 @@ the destination start of a 64 GiB guest, sequential against async
 usage: tools/demo.py BUILD_DIR [--out DIR] [--cycles N] [--pairs 1,2,4,8,16]
 """
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -90,6 +91,16 @@ def run_one(build, out, pairs, cycles, trace):
             host.kill()
 
 
+def model(result):
+    """The emulator's cost model as vdpa-testpmd read it from the emulator
+    (its results JSON: profile, modify_ms, query_ms, fw_max_inflight)."""
+    with open(result) as f:
+        r = json.load(f)
+    profile = r["profile"].split(":", 1)[-1].split(",", 1)[0]
+    return (f"{profile} profile: {r['modify_ms']:g} ms per MODIFY, {r['query_ms']:g} ms per QUERY, "
+            f"{r['fw_max_inflight']} commands in flight")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("build")
@@ -115,8 +126,8 @@ def main():
     plot = os.path.join(a.out, "suspend-vs-virtqs.svg")
     subprocess.run([sys.executable, os.path.join(TOP, "tools", "plot.py"), "-o", plot,
                     "--op", "both"] + results, check=True)
-    summary = [f"emulated ConnectX-7 (cx7 profile: 0.5 ms per MODIFY, 0.656 ms per QUERY, "
-               f"16 commands in flight), 1 device x {main_q} virtqs, median of {a.cycles} cycles:", ""]
+    summary = [f"emulated ConnectX-7 ({model(results[-1])}), 1 device x {main_q} virtqs, "
+               f"median of {a.cycles} cycles:", ""]
     summary += main_table
     if looped is not None:
         packets, irqs, rings = looped

@@ -131,6 +131,8 @@ public:
 
 const char* strategy_name(rte_pmd_mlx5async_strategy s);
 std::optional<rte_pmd_mlx5async_strategy> parse_strategy(const char* s);
+// The PMD's strategy names joined with `sep` (help texts, the prompt's choices).
+std::string strategy_choices(const char* sep);
 const char* vq_state_name(uint8_t st);
 // Strict unsigned parse (decimal or 0x hex); false on junk or overflow.
 bool parse_u32(const char* s, uint32_t& out, uint32_t min, uint32_t max);

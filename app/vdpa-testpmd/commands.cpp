@@ -221,6 +221,8 @@ void cmd_quit(App& app, const Words&) {
 void cmd_help(App& app, const Words&);
 
 const std::vector<CommandSpec>& specs() {
+    static const std::string strategy_choice = strategy_choices("#");  // the cmdline library's choice syntax
+    static const std::string strategy_help = "set strategy <dev|all> " + strategy_choices("|");
     static const std::vector<CommandSpec> s = {
         {{{Tok::Keyword, "list"}}, "list: devices, virtqs, features, sockets", cmd_list},
         {{{Tok::Keyword, "create"}, {Tok::Word, "<socket path>"}, {Tok::Dev, nullptr}},
@@ -249,8 +251,8 @@ const std::vector<CommandSpec>& specs() {
         {{{Tok::Keyword, "clear"}, {Tok::Keyword, "stats"}}, "clear stats: reset every counter",
          cmd_clear_stats},
         {{{Tok::Keyword, "set"}, {Tok::Keyword, "strategy"}, {Tok::DevAll, nullptr},
-          {Tok::Choice, "async#sequential#threads"}},
-         "set strategy <dev|all> async|sequential|threads", cmd_set_strategy},
+          {Tok::Choice, strategy_choice.c_str()}},
+         strategy_help.c_str(), cmd_set_strategy},
         {{{Tok::Keyword, "set"}, {Tok::Keyword, "max_inflight"}, {Tok::DevAll, nullptr},
           {Tok::Word, "<n>"}},
          "set max_inflight <dev|all> <n>: firmware commands in flight", cmd_set_max_inflight},

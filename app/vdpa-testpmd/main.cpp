@@ -58,13 +58,13 @@ void usage(const char* prog) {
            "  --wait-ready S       wait up to S s for the frontend (virtqs RDY) before cycles\n"
            "  --cycles N           N suspend/resume cycles over all devices\n"
            "  --interval-ms MS     pause between cycles\n"
-           "  --strategies LIST    run the cycles once per strategy (async,sequential,threads)\n"
+           "  --strategies LIST    run the cycles once per strategy (%s)\n"
            "                       and print the comparison table\n"
            "  --per-cycle          one line per cycle\n"
            "  --json FILE          results (schema: results.schema.json)\n"
            "  --trace FILE         Chrome trace of every firmware command and driver phase\n"
            "  --stats-period S     print device state and stats every S s (non-interactive)\n",
-           prog);
+           prog, strategy_choices(",").c_str());
 }
 
 bool parse_strategies(const char* arg, Options& o) {
@@ -75,8 +75,8 @@ bool parse_strategies(const char* arg, Options& o) {
         std::string name = s.substr(pos, comma == std::string::npos ? comma : comma - pos);
         auto v = parse_strategy(name.c_str());
         if (!v) {
-            printf("error: unknown strategy '%s' in --strategies (async, sequential, threads)\n",
-                   name.c_str());
+            printf("error: unknown strategy '%s' in --strategies (%s)\n", name.c_str(),
+                   strategy_choices(", ").c_str());
             return false;
         }
         o.strategies.push_back(*v);

@@ -75,12 +75,26 @@ const char* strategy_name(rte_pmd_mlx5async_strategy s) {
     return n ? n : "unknown";
 }
 
+// The PMD's strategies, in its order: values until the name is unknown.
+std::vector<rte_pmd_mlx5async_strategy> strategies() {
+    std::vector<rte_pmd_mlx5async_strategy> v;
+    for (int i = 0; rte_pmd_mlx5async_strategy_name(rte_pmd_mlx5async_strategy(i)); i++)
+        v.push_back(rte_pmd_mlx5async_strategy(i));
+    return v;
+}
+
 std::optional<rte_pmd_mlx5async_strategy> parse_strategy(const char* s) {
-    for (auto v : {RTE_PMD_MLX5ASYNC_STRATEGY_ASYNC, RTE_PMD_MLX5ASYNC_STRATEGY_SEQUENTIAL,
-                   RTE_PMD_MLX5ASYNC_STRATEGY_THREADS})
+    for (auto v : strategies())
         if (strcmp(s, strategy_name(v)) == 0)
             return v;
     return std::nullopt;
+}
+
+std::string strategy_choices(const char* sep) {
+    std::string out;
+    for (auto v : strategies())
+        out += (out.empty() ? "" : sep) + std::string(strategy_name(v));
+    return out;
 }
 
 const char* vq_state_name(uint8_t st) {

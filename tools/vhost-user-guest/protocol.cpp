@@ -12,11 +12,8 @@ namespace vug {
 
 namespace {
 
-constexpr uint32_t kVersion = 0x1;
-constexpr uint32_t kFlagReply = 1u << 2;
-constexpr uint32_t kFlagNeedReply = 1u << 3;
-constexpr uint64_t kVringNoFd = 1ull << 8;
-constexpr size_t kHeader = 12;
+constexpr uint64_t kVringNoFd = 1ull << 8;  // SET_VRING_KICK/CALL payload: no fd passed
+constexpr size_t kHeader = kHeaderBytes;
 
 struct VringState {
     uint32_t index;

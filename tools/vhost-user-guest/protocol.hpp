@@ -1,12 +1,18 @@
 // vhost-user frontend side of the protocol (QEMU docs/interop/vhost-user.rst):
 // message encoding, fd passing over the Unix socket, typed requests, replies
-// and REPLY_ACK. No DPDK; every failure throws VugError naming the request.
+// and REPLY_ACK. No DPDK library: rte_vhost.h for its constants only. Every
+// failure throws VugError naming the request.
 #pragma once
+
+#include <rte_vhost.h>
 
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "common/base/vhost_user.hpp"
+#include "common/base/virtio_uapi.h"  // generated from the uapi headers
 
 namespace vug {
 
@@ -14,47 +20,29 @@ struct VugError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-enum Req : uint32_t {
-    GET_FEATURES = 1,
-    SET_FEATURES = 2,
-    SET_OWNER = 3,
-    RESET_OWNER = 4,
-    SET_MEM_TABLE = 5,
-    SET_LOG_BASE = 6,
-    SET_LOG_FD = 7,
-    SET_VRING_NUM = 8,
-    SET_VRING_ADDR = 9,
-    SET_VRING_BASE = 10,
-    GET_VRING_BASE = 11,
-    SET_VRING_KICK = 12,
-    SET_VRING_CALL = 13,
-    SET_VRING_ERR = 14,
-    GET_PROTOCOL_FEATURES = 15,
-    SET_PROTOCOL_FEATURES = 16,
-    GET_QUEUE_NUM = 17,
-    SET_VRING_ENABLE = 18,
-    SEND_RARP = 19,
-    GET_CONFIG = 24,
-    SET_CONFIG = 25,
-    SET_STATUS = 39,
-    GET_STATUS = 40,
-};
+using Req = mlx5async::vhost_user::Request;
+using namespace mlx5async::vhost_user;  // the request names
 const char* req_name(uint32_t req);
 
-// Protocol feature bits (GET/SET_PROTOCOL_FEATURES).
+// Protocol feature bits (GET/SET_PROTOCOL_FEATURES), from rte_vhost.h.
 namespace pf {
-constexpr int MQ = 0, LOG_SHMFD = 1, RARP = 2, REPLY_ACK = 3, CONFIG = 9, STATUS = 16;
+constexpr int MQ = VHOST_USER_PROTOCOL_F_MQ, LOG_SHMFD = VHOST_USER_PROTOCOL_F_LOG_SHMFD,
+              RARP = VHOST_USER_PROTOCOL_F_RARP, REPLY_ACK = VHOST_USER_PROTOCOL_F_REPLY_ACK,
+              CONFIG = VHOST_USER_PROTOCOL_F_CONFIG, STATUS = VHOST_USER_PROTOCOL_F_STATUS;
 }
-// Virtio / vhost feature bits (GET/SET_FEATURES).
+// Virtio / vhost feature bits (GET/SET_FEATURES): the uapi headers' (and
+// rte_vhost.h's VHOST_USER_F_PROTOCOL_FEATURES).
 namespace vf {
-constexpr int NET_MQ = 22, LOG_ALL = 26, PROTOCOL_FEATURES = 30, VERSION_1 = 32;
+constexpr int NET_MQ = VIRTIO_NET_F_MQ, LOG_ALL = VHOST_F_LOG_ALL,
+              PROTOCOL_FEATURES = VHOST_USER_F_PROTOCOL_FEATURES, VERSION_1 = VIRTIO_F_VERSION_1;
 }
-// Device status bits (SET_STATUS).
+// Device status bits (SET_STATUS), linux/virtio_config.h.
 namespace st {
-constexpr uint8_t ACK = 1, DRIVER = 2, DRIVER_OK = 4, FEATURES_OK = 8;
+constexpr uint8_t ACK = VIRTIO_CONFIG_S_ACKNOWLEDGE, DRIVER = VIRTIO_CONFIG_S_DRIVER,
+                  DRIVER_OK = VIRTIO_CONFIG_S_DRIVER_OK, FEATURES_OK = VIRTIO_CONFIG_S_FEATURES_OK;
 }
 
-constexpr uint32_t kVringFlagLog = 1u << 0;  // SET_VRING_ADDR flags: log used ring writes
+constexpr uint32_t kVringFlagLog = 1u << VHOST_VRING_F_LOG;  // SET_VRING_ADDR flags: log used ring writes
 constexpr int kMaxRegions = 8;
 
 struct MemRegion {

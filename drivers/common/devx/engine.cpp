@@ -18,18 +18,20 @@
 namespace mlx5async::devx {
 
 const char* strategy_name(Strategy s) noexcept {
-    switch (s) {
-    case Strategy::Async: return "async";
-    case Strategy::Sequential: return "sequential";
-    case Strategy::Threads: return "threads";
-    }
-    return "?";
+    const size_t i = size_t(s);
+    return i < std::size(kStrategyNames) ? kStrategyNames[i].data() : "?";  // literals: NUL-terminated
 }
 
 std::optional<Strategy> parse_strategy(std::string_view s) noexcept {
-    for (Strategy v : {Strategy::Async, Strategy::Sequential, Strategy::Threads})
-        if (s == strategy_name(v)) return v;
+    for (size_t i = 0; i < std::size(kStrategyNames); ++i)
+        if (s == kStrategyNames[i]) return Strategy(i);
     return std::nullopt;
+}
+
+std::string strategy_choices(std::string_view sep) {
+    std::string out;
+    for (std::string_view n : kStrategyNames) out += (out.empty() ? "" : std::string(sep)) + std::string(n);
+    return out;
 }
 
 // ---- helpers shared by the strategies ----

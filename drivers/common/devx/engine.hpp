@@ -43,6 +43,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <iterator>
 #include <string_view>
 
 #include "command.hpp"
@@ -53,8 +54,30 @@
 namespace mlx5async::devx {
 
 enum class Strategy : uint8_t { Async, Sequential, Threads };
+// The strategies' names, index = Strategy: the one list devargs, the public
+// API and every help text take them from.
+inline constexpr std::string_view kStrategyNames[] = {"async", "sequential", "threads"};
 const char* strategy_name(Strategy s) noexcept;
 std::optional<Strategy> parse_strategy(std::string_view s) noexcept;
+// "async|sequential|threads" (with `sep`).
+std::string strategy_choices(std::string_view sep = "|");
+// The same as a literal, for strings that must be one (the PMD's
+// RTE_PMD_REGISTER_PARAM_STRING); checked against kStrategyNames.
+#define MLX5A_STRATEGY_CHOICES "async|sequential|threads"
+namespace detail {
+constexpr bool is_strategy_choices(std::string_view s) {
+    for (size_t i = 0; i < std::size(kStrategyNames); ++i) {
+        if (i) {
+            if (!s.starts_with('|')) return false;
+            s.remove_prefix(1);
+        }
+        if (!s.starts_with(kStrategyNames[i])) return false;
+        s.remove_prefix(kStrategyNames[i].size());
+    }
+    return s.empty();
+}
+static_assert(is_strategy_choices(MLX5A_STRATEGY_CHOICES), "MLX5A_STRATEGY_CHOICES drifted from kStrategyNames");
+}  // namespace detail
 
 struct EngineOptions {
     Strategy strategy = Strategy::Async;

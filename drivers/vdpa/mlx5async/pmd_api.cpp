@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/devx/error_log.hpp"
 #include "common/prm/status.hpp"
 #include "log.hpp"
 #include "pmd_device.hpp"
@@ -27,7 +28,7 @@ PmdDevice* dev_of(rte_vdpa_device* vdpa) { return vdpa ? pmd::find_device(vdpa) 
 
 int report(PmdDevice* d, const char* what, const Result<void>& r) {
     if (r) return 0;
-    MLX5A_LOG(ERR, "%s: %s: %s", d->core->name().c_str(), what, prm::describe(r.error()).c_str());
+    MLX5A_LOG(ERR, "%s: %s: %s", d->core->name().c_str(), what, devx::describe_once(r.error()).c_str());
     return to_errno(r.error());
 }
 

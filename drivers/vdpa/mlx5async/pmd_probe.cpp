@@ -189,7 +189,7 @@ PmdDevice* find_device_by_name(const char* name) {
 RTE_PMD_REGISTER_VDEV(vdpa_mlx5async, g_vdev_driver);
 RTE_PMD_REGISTER_PARAM_STRING(vdpa_mlx5async,
                               "emu=cx6dx|cx7 dev=<PCI BDF> queues=<1..512> queue_size=<2..32768> "
-                              "max_inflight=<1..256> strategy=async|sequential|threads "
+                              "max_inflight=<1..256> strategy=" MLX5A_STRATEGY_CHOICES " "
                               "max_conf_threads=<1..64> timeout_ms=<ms> event_mode=irq|none event_core=<cpu> "
                               "emu_modify_us=<us> emu_query_us=<us> ...");
 

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "common/devx/error_log.hpp"
 #include "common/prm/status.hpp"
 #include "host_notifiers.hpp"
 #include "log.hpp"
@@ -20,15 +21,8 @@
 namespace mlx5async::pmd {
 namespace {
 
-// vhost-user protocol feature bits (vhost-user spec numbering).
-constexpr uint64_t kProtoMq = 1ull << 0;
-constexpr uint64_t kProtoLogShmfd = 1ull << 1;
-constexpr uint64_t kProtoReplyAck = 1ull << 3;
-constexpr uint64_t kProtoNetMtu = 1ull << 4;
-constexpr uint64_t kProtoSlaveReq = 1ull << 5;
-constexpr uint64_t kProtoSlaveSendFd = 1ull << 10;
-constexpr uint64_t kProtoHostNotifier = 1ull << 11;
-constexpr uint64_t kProtoStatus = 1ull << 16;
+// vhost-user protocol feature bits, rte_vhost.h's.
+constexpr uint64_t proto(unsigned bit) { return 1ull << bit; }
 
 const char* const kStatNames[] = {
     "received_descriptors", "completed_descriptors", "bad descriptor errors",
@@ -71,7 +65,7 @@ void apply_waiting(PmdDevice* d, int vid) {
 }
 
 int fail_op(const char* op, int vid, const Error& e) {
-    MLX5A_LOG(ERR, "vid %d: %s: %s", vid, op, prm::describe(e).c_str());
+    MLX5A_LOG(ERR, "vid %d: %s: %s", vid, op, devx::describe_once(e).c_str());
     return to_errno(e);
 }
 
@@ -94,9 +88,12 @@ int get_protocol_features(rte_vdpa_device* vdpa, uint64_t* features) noexcept {
     // HOST_NOTIFIER (and the SLAVE_* channel carrying it) only when there
     // is a doorbell page vhost can hand to the frontend
     // (get_vfio_device_fd/get_notify_area); the kick relay serves otherwise.
-    *features = kProtoMq | kProtoLogShmfd | kProtoReplyAck | kProtoNetMtu | kProtoStatus;
+    *features = proto(VHOST_USER_PROTOCOL_F_MQ) | proto(VHOST_USER_PROTOCOL_F_LOG_SHMFD) |
+                proto(VHOST_USER_PROTOCOL_F_REPLY_ACK) | proto(VHOST_USER_PROTOCOL_F_NET_MTU) |
+                proto(VHOST_USER_PROTOCOL_F_STATUS);
     if (find_device(vdpa)->core->has_notify_area())
-        *features |= kProtoSlaveReq | kProtoSlaveSendFd | kProtoHostNotifier;
+        *features |= proto(VHOST_USER_PROTOCOL_F_SLAVE_REQ) | proto(VHOST_USER_PROTOCOL_F_SLAVE_SEND_FD) |
+                     proto(VHOST_USER_PROTOCOL_F_HOST_NOTIFIER);
     return 0;
 }
 
@@ -130,7 +127,7 @@ int dev_conf(int vid) noexcept {
             MLX5A_LOG(INFO, "vid %d: %s: %s", vid, d->core->name().c_str(), res.error().what.c_str());
         else if (!res)  // some rings may run still: those the error does not name
             MLX5A_LOG(ERR, "vid %d: %s: start: %s", vid, d->core->name().c_str(),
-                      prm::describe(res.error()).c_str());
+                      devx::describe_once(res.error()).c_str());
         if (d->core->ledger().snapshot().start_rings == 0) return;
         if (d->notifiers) d->notifiers->request(vid, seq);
         MLX5A_LOG(INFO, "vid %d: %s started, %zu vrings", vid, d->core->name().c_str(), rings);

@@ -4,6 +4,8 @@
 
 #include <cstring>
 
+#include "common/base/vhost_user.hpp"
+#include "common/devx/error_log.hpp"
 #include "common/prm/status.hpp"
 #include "log.hpp"
 #include "pmd_device.hpp"
@@ -12,23 +14,17 @@
 namespace mlx5async::pmd {
 namespace {
 
-// vhost-user message header (docs/interop/vhost-user.rst, "Message
-// specification"): request, flags and payload size, each a little-endian
-// u32, then the payload. vhost hands the hooks its message context, whose
-// first member is the message.
-struct MsgHeader {
-    uint32_t request, flags, size;
-};
-constexpr uint32_t kSetFeatures = 2;  // "Front-end message types": VHOST_USER_SET_FEATURES
-constexpr uint32_t kSetLogBase = 6;   // VHOST_USER_SET_LOG_BASE
+using vhost_user::MsgHeader;
 
+// vhost hands the hooks its message context, whose first member is the
+// message: its header, then the payload.
 rte_vhost_msg_result after_message(int vid, void* msg) noexcept {
     MsgHeader h;
     std::memcpy(&h, msg, sizeof h);
-    if (h.request != kSetFeatures && h.request != kSetLogBase) return RTE_VHOST_MSG_RESULT_NOT_HANDLED;
+    if (h.request != vhost_user::SET_FEATURES && h.request != vhost_user::SET_LOG_BASE) return RTE_VHOST_MSG_RESULT_NOT_HANDLED;
     PmdDevice* d = find_device_by_vid(vid);
     if (!d || d->vid.load() != vid) return RTE_VHOST_MSG_RESULT_NOT_HANDLED;  // not served
-    if (h.request == kSetFeatures) {
+    if (h.request == vhost_user::SET_FEATURES) {
         uint64_t features = 0;
         std::memcpy(&features, static_cast<const std::byte*>(msg) + sizeof h, sizeof features);
         if (!(features & core::vfeat::LOG_ALL) || d->core->dirty_logging())
@@ -42,7 +38,7 @@ rte_vhost_msg_result after_message(int vid, void* msg) noexcept {
     auto r = log ? d->core->set_dirty_logging(true, *log) : Result<void>(unexpected(log.error()));
     if (r) return RTE_VHOST_MSG_RESULT_NOT_HANDLED;
     MLX5A_LOG(ERR, "vid %d: SET_LOG_BASE: %s cannot log into the new log: %s; closing the connection",
-              vid, d->core->name().c_str(), prm::describe(r.error()).c_str());
+              vid, d->core->name().c_str(), devx::describe_once(r.error()).c_str());
     return RTE_VHOST_MSG_RESULT_ERR;
 }
 

@@ -3,6 +3,7 @@
 #include <rte_vhost.h>
 
 #include "common/base/named_thread.hpp"
+#include "common/devx/error_log.hpp"
 #include "common/prm/status.hpp"
 #include "log.hpp"
 #include "pmd_device.hpp"
@@ -53,7 +54,7 @@ void VringStateCoalescer::flush_locked(std::unique_lock<std::mutex>& lk) {
     std::vector<core::RingIndexes> disabled;
     auto r = dev_.core->flush_vring_states(disabled);
     if (!r) MLX5A_LOG(ERR, "%s: ring enable/disable batch: %s", dev_.core->name().c_str(),
-                      prm::describe(r.error()).c_str());
+                      devx::describe_once(r.error()).c_str());
     // Disabled rings hand their indexes to vhost now, as dev_close would.
     hand_back_rings(vid, disabled, dev_.core->dirty_logging());
     lk.lock();

@@ -59,7 +59,7 @@ Unexpected<Error> bad(std::string_view key, std::string_view value, std::string_
 
 Result<Strategy> parse_strategy(std::string_view s) {
     if (auto v = devx::parse_strategy(s)) return *v;
-    return bad("strategy", s, "async|sequential|threads");
+    return bad("strategy", s, devx::strategy_choices());
 }
 
 const std::vector<std::pair<std::string_view, std::string_view>>& devarg_keys() {
@@ -69,7 +69,7 @@ const std::vector<std::pair<std::string_view, std::string_view>>& devarg_keys() 
         {"queues", "queue pairs to pre-create at probe, 1..512"},
         {"queue_size", "ring size to pre-create with, power of 2 in 2..32768"},
         {"max_inflight", "firmware commands in flight, 1..256 (default 16)"},
-        {"strategy", "async|sequential|threads (default async)"},
+        {"strategy", MLX5A_STRATEGY_CHOICES " (default async)"},
         {"max_conf_threads", "worker threads of the threads strategy, 1..64 (DPDK mlx5 name)"},
         {"timeout_ms", "deadline of one control batch, 1..600000 (default 2000)"},
         {"event_mode", "irq|none: vring interrupts through callfds, or none (the frontend "

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "virtio_uapi.h"  // generated (virtio_uapi.py)
+#include "common/base/virtio_uapi.h"  // generated (common/base/virtio_uapi.py)
 
 namespace mlx5async::core {
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Writes OUT: the virtio and vhost feature-bit macros (VIRTIO_F_*,
-VIRTIO_NET_F_*, VIRTIO_RING_F_*, VHOST_F_*) of the Linux uapi headers
-linux/virtio_net.h, linux/virtio_ring.h and linux/vhost_types.h, which C++
-cannot include (their inline functions and members are C only). The
+"""Writes OUT: the virtio and vhost feature-bit and status macros
+(VIRTIO_F_*, VIRTIO_NET_F_*, VIRTIO_RING_F_*, VHOST_F_*,
+VIRTIO_CONFIG_S_*) of the Linux uapi headers linux/virtio_net.h,
+linux/virtio_ring.h, linux/virtio_config.h and linux/vhost_types.h, which
+C++ cannot include (their inline functions and members are C only). The
 preprocessor lists their macros without compiling them.
 
   virtio_uapi.py OUT CC [CC args...]
@@ -12,10 +13,11 @@ import subprocess
 import sys
 
 out, cc = sys.argv[1], sys.argv[2:]
-src = "#include <linux/virtio_net.h>\n#include <linux/virtio_ring.h>\n#include <linux/vhost_types.h>\n"
+src = ("#include <linux/virtio_net.h>\n#include <linux/virtio_ring.h>\n#include <linux/virtio_config.h>\n"
+       "#include <linux/vhost_types.h>\n")
 macros = subprocess.run(cc + ["-E", "-dM", "-x", "c", "-"], input=src, capture_output=True,
                         text=True, check=True).stdout
-want = re.compile(r"^#define (VIRTIO_F_|VIRTIO_NET_F_|VIRTIO_RING_F_|VHOST_F_)\w+ ")
+want = re.compile(r"^#define (VIRTIO_F_|VIRTIO_NET_F_|VIRTIO_RING_F_|VHOST_F_|VHOST_VRING_F_|VIRTIO_CONFIG_S_)\w+ ")
 lines = sorted(l for l in macros.splitlines() if want.match(l))
 if not any(l.startswith("#define VIRTIO_NET_F_MTU ") for l in lines):
     sys.exit("virtio_uapi.py: no VIRTIO_NET_F_MTU in linux/virtio_net.h (linux-libc-dev installed?)")
