@@ -102,13 +102,22 @@ std::vector<int> GuestMemory::fds() const {
 
 // ---------------------------------------------------------------- ring
 
-Ring::Ring(GuestMemory& mem, uint32_t index, uint16_t size)
-    : mem_(mem), index_(index), size_(size), bufs_(size, 0) {
+namespace {
+
+// Each part on its own pages: a dirty page names one ring part.
+SplitRingDriver layout(GuestMemory& mem, uint16_t size) {
     if (size == 0 || (size & (size - 1))) throw VugError("ring size must be a power of 2");
-    // Each part on its own pages: a dirty page names one ring part.
-    desc_ = mem.alloc(16ull * size, kPage);
-    avail_ = mem.alloc(4 + 2ull * size + 2, kPage);
-    used_ = mem.alloc(used_bytes(), kPage);
+    const uint64_t desc = mem.alloc(16ull * size, kPage);
+    const uint64_t avail = mem.alloc(4 + 2ull * size + 2, kPage);
+    const uint64_t used = mem.alloc(SplitRingDriver::used_bytes(size), kPage);
+    return SplitRingDriver([&mem](uint64_t gpa, uint64_t len) { return mem.host(gpa, len); }, desc, avail,
+                           used, size);
+}
+
+}  // namespace
+
+Ring::Ring(GuestMemory& mem, uint32_t index, uint16_t size)
+    : mem_(mem), index_(index), ring_(layout(mem, size)), bufs_(size, 0) {
     for (int i = size - 1; i >= 0; i--) free_.push_back(uint16_t(i));
 }
 
@@ -118,17 +127,15 @@ Ring::~Ring() {
 }
 
 VringAddr Ring::addr(bool log) const {
-    return {index_, log ? kVringFlagLog : 0u, mem_.hva(desc_), mem_.hva(used_), mem_.hva(avail_),
-            used_};
+    return {index_, log ? kVringFlagLog : 0u, mem_.hva(desc_gpa()), mem_.hva(used_gpa()),
+            mem_.hva(avail_gpa()), used_gpa()};
 }
 
 void Ring::set_base(uint16_t b, bool rewrite) {
     base_ = b;
     if (!rewrite) return;
-    shadow_avail_ = b;
     last_used_ = b;
-    at<uint16_t>(mem_.host(avail_ + 2, 2)).store(b, std::memory_order_release);
-    at<uint16_t>(mem_.host(used_ + 2, 2)).store(b, std::memory_order_release);
+    ring_.set_indexes(b);
 }
 
 void Ring::new_eventfds() {
@@ -145,26 +152,10 @@ void Ring::kick() const {
         throw VugError("kick ring " + std::to_string(index_) + ": no kick eventfd");
 }
 
-uint16_t Ring::avail_idx() const {
-    return at<uint16_t>(mem_.host(avail_ + 2, 2)).load(std::memory_order_acquire);
-}
-
-uint16_t Ring::used_idx() const {
-    return at<uint16_t>(mem_.host(used_ + 2, 2)).load(std::memory_order_acquire);
-}
-
-bool Ring::no_interrupt() const {
-    return at<uint16_t>(mem_.host(avail_, 2)).load(std::memory_order_acquire) & kAvailNoInterrupt;
-}
-
-void Ring::set_no_interrupt(bool on) {
-    auto flags = at<uint16_t>(mem_.host(avail_, 2));
-    uint16_t f = flags.load(std::memory_order_relaxed);
-    f = on ? uint16_t(f | kAvailNoInterrupt) : uint16_t(f & ~kAvailNoInterrupt);
-    // seq_cst: virtio 2.7.7 pairs the driver's flag write with the device's
-    // read after it publishes used idx (a full barrier on both sides).
-    flags.store(f, std::memory_order_seq_cst);
-}
+uint16_t Ring::avail_idx() const { return ring_.avail_idx(); }
+uint16_t Ring::used_idx() const { return ring_.used_idx(); }
+bool Ring::no_interrupt() const { return ring_.no_interrupt(); }
+void Ring::set_no_interrupt(bool on) { ring_.set_no_interrupt(on); }
 
 uint64_t Ring::buffer(uint16_t id) {
     if (!bufs_[id]) bufs_[id] = mem_.alloc(kBufSize, 64);
@@ -175,17 +166,9 @@ int Ring::add(uint64_t addr, uint32_t len, uint16_t flags) {
     if (free_.empty()) return -1;
     uint16_t id = free_.back();
     free_.pop_back();
-    VringDesc d{addr, len, flags, 0};
-    std::memcpy(mem_.host(desc_ + 16ull * id, 16), &d, sizeof d);
-    // avail ring entry for the next index
-    uint16_t slot = shadow_avail_ & (size_ - 1);
-    std::memcpy(mem_.host(avail_ + 4 + 2ull * slot, 2), &id, 2);
-    shadow_avail_++;
+    ring_.write_desc(id, VringDesc{addr, len, flags, 0});
+    ring_.push_avail(id);
     return id;
-}
-
-void Ring::publish(uint16_t new_idx) {
-    at<uint16_t>(mem_.host(avail_ + 2, 2)).store(new_idx, std::memory_order_release);
 }
 
 int Ring::post_tx(int n, uint32_t len) {
@@ -202,10 +185,10 @@ int Ring::post_tx(int n, uint32_t len) {
         const uint8_t src[6] = {0x02, 0, 0, 0, uint8_t(index_), 1};  // local MAC
         std::memcpy(f + 6, src, 6);
         f[12] = 0x88, f[13] = 0xb5;  // local experimental ethertype
-        for (uint32_t i = 14; i < len; i++) f[i] = uint8_t(i + shadow_avail_);
+        for (uint32_t i = 14; i < len; i++) f[i] = uint8_t(i + ring_.next_avail());
         add(b, kNetHdr + len, 0);
     }
-    publish(shadow_avail_);
+    ring_.publish();
     return k;
 }
 
@@ -215,28 +198,27 @@ int Ring::post_rx(int n) {
         if (free_.empty()) break;
         add(buffer(free_.back()), kBufSize, kDescWrite);
     }
-    publish(shadow_avail_);
+    ring_.publish();
     return k;
 }
 
 int Ring::post_bad(uint64_t addr, uint32_t len) {
     int id = add(addr, len, 0);
-    if (id >= 0) publish(shadow_avail_);
+    if (id >= 0) ring_.publish();
     return id;
 }
 
 std::vector<UsedElem> Ring::reap() {
     std::vector<UsedElem> out;
-    uint16_t end = used_idx();
-    while (last_used_ != end) {
-        UsedElem e;
-        std::memcpy(&e, mem_.host(used_ + 4 + 8ull * (last_used_ & (size_ - 1)), 8), sizeof e);
+    const uint16_t end = used_idx();
+    for (; last_used_ != end; last_used_++) {
+        UsedElem e = ring_.used_elem(last_used_);
         out.push_back(e);
-        if (e.id < size_) free_.push_back(uint16_t(e.id));
-        last_used_++;
+        if (e.id < size()) free_.push_back(uint16_t(e.id));
     }
     return out;
 }
+
 
 // ---------------------------------------------------------------- dirty log
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "protocol.hpp"
+#include "split_ring_driver.hpp"
 
 namespace vug {
 
@@ -44,23 +45,6 @@ private:
     uint64_t next_ = 0;    // offset in it
 };
 
-// Split virtqueue layout (little-endian, as on x86).
-struct VringDesc {
-    uint64_t addr;
-    uint32_t len;
-    uint16_t flags;
-    uint16_t next;
-};
-constexpr uint16_t kDescWrite = 2;
-// avail->flags: the driver asks for no used-buffer notification (virtio 1.x
-// 2.7.7; honoured as is since VIRTIO_RING_F_EVENT_IDX is not negotiated).
-constexpr uint16_t kAvailNoInterrupt = 1;
-
-struct UsedElem {
-    uint32_t id;
-    uint32_t len;
-};
-
 class Ring {
 public:
     Ring(GuestMemory& mem, uint32_t index, uint16_t size);
@@ -69,11 +53,11 @@ public:
     Ring& operator=(const Ring&) = delete;
 
     uint32_t index() const { return index_; }
-    uint16_t size() const { return size_; }
-    uint64_t desc_gpa() const { return desc_; }
-    uint64_t avail_gpa() const { return avail_; }
-    uint64_t used_gpa() const { return used_; }
-    uint64_t used_bytes() const { return 4 + 8ull * size_ + 2; }
+    uint16_t size() const { return ring_.size(); }
+    uint64_t desc_gpa() const { return ring_.desc_gpa(); }
+    uint64_t avail_gpa() const { return ring_.avail_gpa(); }
+    uint64_t used_gpa() const { return ring_.used_gpa(); }
+    uint64_t used_bytes() const { return SplitRingDriver::used_bytes(size()); }
     // The SET_VRING_ADDR payload: user addresses are this process's mapping
     // (as QEMU sends its HVAs), the log address is the used ring's GPA.
     VringAddr addr(bool log) const;
@@ -106,16 +90,13 @@ public:
 
 private:
     int add(uint64_t addr, uint32_t len, uint16_t flags);
-    void publish(uint16_t new_idx);
     uint64_t buffer(uint16_t id);
 
     GuestMemory& mem_;
     uint32_t index_;
-    uint16_t size_;
-    uint64_t desc_ = 0, avail_ = 0, used_ = 0;
+    SplitRingDriver ring_;
     std::vector<uint64_t> bufs_;  // per descriptor id, allocated on first use
     std::vector<uint16_t> free_;
-    uint16_t shadow_avail_ = 0;
     uint16_t last_used_ = 0;
     uint16_t base_ = 0;
     int kick_ = -1, call_ = -1;

@@ -22,12 +22,14 @@
 #include "common/prm/counters.hpp"
 #include "emu/datapath/loopback.hpp"
 #include "emu/datapath/split_ring.hpp"
+#include "tools/vhost-user-guest/split_ring_driver.hpp"
 
 namespace mlx5async::emu::test {
 
 using dp::HostSpan;
 using dp::kDescNext;
 using dp::kDescWrite;
+static_assert(dp::kDescNext == vug::kDescNext && dp::kDescWrite == vug::kDescWrite);
 using dp::Translator;
 using dp::WriteObserver;
 
@@ -122,13 +124,18 @@ struct FakeGuest {
     }
 };
 
-// The driver side of one split ring: TX chains are [12-byte header][payload]
-// in two descriptors (2s, 2s+1); RX chains one 2 KiB writable descriptor.
+// The driver side of one split ring (tools/vhost-user-guest's
+// SplitRingDriver, the one implementation) at a fixed layout per queue: TX
+// chains are [12-byte header][payload] in two descriptors (2s, 2s+1); RX
+// chains one 2 KiB writable descriptor.
 struct DriverRing {
     FakeGuest& g;
     uint16_t queue;
     uint16_t avail = 0;  // driver's avail idx
     uint16_t seen = 0;   // used entries consumed
+    vug::SplitRingDriver ring{[this](uint64_t gpa, uint64_t) { return reinterpret_cast<uint8_t*>(g.at(gpa)); },
+                              desc(), avail_addr(), used(), kSize};
+    DriverRing(FakeGuest& guest, uint16_t q) : g(guest), queue(q) {}
     uint64_t base() const { return kBase + queue * kQueueStride; }
     uint64_t desc() const { return base(); }
     uint64_t avail_addr() const { return base() + 0x1000; }
@@ -136,15 +143,12 @@ struct DriverRing {
     uint64_t buf(uint16_t slot) const { return base() + 0x4000 + slot * 2048ull; }
 
     void put_desc(uint16_t i, uint64_t addr, uint32_t len, uint16_t flags, uint16_t next) {
-        uint64_t d = desc() + 16ull * i;
-        g.store(d, addr);
-        g.store(d + 8, len);
-        g.store(d + 12, flags);
-        g.store(d + 14, next);
+        ring.write_desc(i, vug::VringDesc{addr, len, flags, next});
     }
     void publish(uint16_t head) {
-        g.store<uint16_t>(avail_addr() + 4 + 2 * (avail % kSize), head);
-        g.store_idx(avail_addr() + 2, ++avail);
+        ring.push_avail(head);
+        ring.publish();
+        avail = ring.next_avail();
     }
     bool full() const { return uint16_t(avail - seen) >= kSlots; }
     // hdr: the virtio-net header (all zero: no offload asked).
@@ -161,11 +165,11 @@ struct DriverRing {
         put_desc(2 * s, buf(s), len, kDescWrite, 0);
         publish(2 * s);
     }
-    uint16_t used_idx() { return g.load_idx(used() + 2); }
+    uint16_t used_idx() { return ring.used_idx(); }
     // Used element i: (id, len).
     std::pair<uint32_t, uint32_t> elem(uint16_t i) {
-        uint64_t e = used() + 4 + 8ull * (i % kSize);
-        return {g.load<uint32_t>(e), g.load<uint32_t>(e + 4)};
+        auto e = ring.used_elem(i);
+        return {e.id, e.len};
     }
     prm::VirtqAttr attr() const {
         prm::VirtqAttr a;
