@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "emu/emu.hpp"
+#include "tests/support/eventually.hpp"
 #include "tests/support/linked_emulator.hpp"
 #include "vdpa/mlx5async/core/device.hpp"
 
@@ -163,17 +164,9 @@ struct Fixture : ::testing::Test {
         for (uint32_t i = 0; i < rings; i++) p.push_back(v[i].phase);
         return p;
     }
-    // Polls a device-side condition a test cannot be woken for, up to a
-    // generous deadline (a late command landing).
+    // A device-side condition a test cannot be woken for (a late command landing).
     template <typename P>
-    static bool eventually(P pred) {
-        auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-        while (!pred()) {
-            if (std::chrono::steady_clock::now() > end) return false;
-            std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        }
-        return true;
-    }
+    static bool eventually(P pred) { return mlx5async::testing::eventually(pred); }
     emu::VirtqInfo fw(uint16_t ring) {
         auto v = dev->vq_info();
         auto i = emu_dev().virtq_info(v[ring].obj_id);

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <thread>
 
+#include "tests/support/eventually.hpp"
 #include "common/base/unique_fd.hpp"
 #include "core_fixture.hpp"
 
@@ -30,14 +31,7 @@ uint64_t drain(const UniqueFd& fd) {
     return read(fd.get(), &n, sizeof n) == ssize_t(sizeof n) ? n : 0;
 }
 
-template <typename F>
-bool eventually(F&& f) {
-    for (int i = 0; i < 5000; i++) {
-        if (f()) return true;
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    return false;
-}
+using mlx5async::testing::eventually;
 
 struct Pair : Interrupts {
     GuestConfig g;

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/eventually.hpp"
 #include "common/base/log_sink.hpp"
 #include "vdpa/mlx5async/core/kick_relay.hpp"
 
@@ -49,14 +50,7 @@ protected:
     int kickfd() { return keep(eventfd(0, EFD_CLOEXEC)); }  // blocking, as QEMU's may be
     static void kick(int fd) { ASSERT_EQ(eventfd_write(fd, 1), 0); }
     template <typename P>
-    static bool eventually(P pred) {
-        auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-        while (!pred()) {
-            if (std::chrono::steady_clock::now() > end) return false;
-            std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        }
-        return true;
-    }
+    static bool eventually(P pred) { return mlx5async::testing::eventually(pred); }
     bool logged(const std::string& a, const std::string& b) {
         std::lock_guard lk(mu);
         for (const auto& l : lines)

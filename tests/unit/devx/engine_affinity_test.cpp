@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/eventually.hpp"
 #include "common/devx/engine.hpp"
 #include "tests/support/fake_devx_api.hpp"
 
@@ -88,10 +89,8 @@ protected:
     }
     void expect_workers_on(const cpu_set_t& cpus, const char* when) {
         // A worker names itself once it runs: wait for the four names.
-        auto got = thread_cpus("aff-wk");
-        for (auto until = std::chrono::steady_clock::now() + 10s;
-             got.size() < 4 && std::chrono::steady_clock::now() < until; got = thread_cpus("aff-wk"))
-            std::this_thread::sleep_for(1ms);
+        std::vector<cpu_set_t> got;
+        mlx5async::testing::eventually([&] { return (got = thread_cpus("aff-wk")).size() >= 4; });
         ASSERT_EQ(got.size(), 4u) << when;
         for (auto& s : got) EXPECT_TRUE(CPU_EQUAL(&s, &cpus)) << when;
     }

@@ -513,10 +513,7 @@ TEST_F(Datapath, DirtyBitmapMarksExactlyTheWrittenPages) {
         std::lock_guard lk(g.mu);
         return logged == g.pages;
     };
-    bool settled = false;
-    for (int i = 0; i < 20000 && !(settled = read_log()); ++i)
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    EXPECT_TRUE(settled);
+    EXPECT_TRUE(eventually(read_log));
     std::lock_guard lk(g.mu);
     EXPECT_EQ(logged, g.pages);
     EXPECT_TRUE(logged.count(rx.used() >> 12) && logged.count(tx.used() >> 12));

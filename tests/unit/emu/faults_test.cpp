@@ -7,6 +7,7 @@
 #include <future>
 #include <thread>
 
+#include "tests/support/eventually.hpp"
 #include "emu_fixture.hpp"
 
 namespace mlx5async::emu::test {
@@ -210,10 +211,7 @@ TEST_F(Faults, DestroyWhileACommandIsInTheKernelIsBusy) {
     prm::VirtqAttr s;
     s.state = VirtqState::SUSPEND;
     auto hung = std::async(std::launch::async, [&] { return modify_virtq(vq, s, mb::STATE).rc; });
-    auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (dev_->inflight() != 1 && std::chrono::steady_clock::now() < end)
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    ASSERT_EQ(dev_->inflight(), 1u);  // the MODIFY is in the kernel
+    ASSERT_TRUE(mlx5async::testing::eventually([&] { return dev_->inflight() == 1; }));  // the MODIFY is in the kernel
     EXPECT_EQ(destroy_obj(vq.obj), EBUSY);
     EXPECT_EQ(hung.get(), ETIMEDOUT);
     EXPECT_EQ(state_of(vq), VirtqState::RDY);  // the handle still works

@@ -22,6 +22,7 @@
 #include "common/prm/counters.hpp"
 #include "emu/datapath/loopback.hpp"
 #include "emu/datapath/split_ring.hpp"
+#include "tests/support/eventually.hpp"
 #include "tools/vhost-user-guest/split_ring_driver.hpp"
 
 namespace mlx5async::emu::test {
@@ -191,16 +192,7 @@ inline std::vector<std::byte> payload(uint32_t seq, size_t len) {
     return p;
 }
 
-// Polls a condition the test cannot be woken for, up to a generous deadline.
-template <typename P>
-bool eventually(P pred) {
-    auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (!pred()) {
-        if (std::chrono::steady_clock::now() > end) return false;
-        std::this_thread::sleep_for(std::chrono::microseconds(200));
-    }
-    return true;
-}
+using mlx5async::testing::eventually;
 
 // One guest's RX ring (queue 0) and TX ring (queue 1) with the loopback's
 // per-queue state for each, as the loopback tests start from.
