@@ -46,6 +46,13 @@ protected:
         for (size_t q = 0; q < vqs_.size(); ++q) b.add_suspend(vqs_[q], int(q));
         return b;
     }
+    void hold_every(FakeOp op) {
+        fake_.set_script([op](const FakeCall& c) {
+            FakeReply r;
+            r.hold = c.op == op;
+            return r;
+        });
+    }
     void hold(FakeOp op, uint32_t obj) {
         fake_.set_script([op, obj](const FakeCall& c) {
             FakeReply r;
@@ -156,11 +163,7 @@ TEST_F(EngineTimeout, StepsWaitingForASlotAtTheDeadlineAreNeverIssued) {
     auto e = Engine::create(FakeDevx::api(), fake_.ctx(), o);
     ASSERT_TRUE(e);
     Engine& eng = **e;
-    fake_.set_script([](const FakeCall& c) {
-        FakeReply r;
-        r.hold = c.op == FakeOp::Modify;
-        return r;
-    });
+    hold_every(FakeOp::Modify);
     BatchResult r = eng.run(suspend_all(), kShort);
     EXPECT_EQ(r.timed_out, vqs_.size());
     unsigned never = 0;
@@ -198,11 +201,7 @@ TEST_P(EngineCut, IssuesNothingMoreAndWaitsOnlyForWhatIsInFlight) {
     auto e = Engine::create(FakeDevx::api(), fake_.ctx(), o);
     ASSERT_TRUE(e);
     Engine& eng = **e;
-    fake_.set_script([](const FakeCall& c) {
-        FakeReply r;
-        r.hold = c.op == FakeOp::Modify;
-        return r;
-    });
+    hold_every(FakeOp::Modify);
     Batch b;
     for (size_t q = 0; q < vqs_.size(); ++q) b.add(Command::modify_virtq_state(vqs_[q], VirtqState::SUSPEND, int(q)));
     auto fut = std::async(std::launch::async, [&] { return eng.run(std::move(b), kGenerous); });

@@ -211,15 +211,21 @@ INSTANTIATE_TEST_SUITE_P(
         return n;
     });
 
-TEST(DirtyLogUnit, MarksEveryPageOfARangeInTheVhostLayout) {
-    FakeGuest g;
-    Translator tr = g.translator();
+// A virtq's dirty-bitmap fields over the fake guest's whole log.
+prm::VirtqAttr logging_attr(const FakeGuest& g) {
     prm::VirtqAttr a;
     a.dirty_bitmap_dump_enable = true;
     a.dirty_bitmap_mkey = kLogMkey;
     a.dirty_bitmap_addr = kLogBase;
     a.dirty_bitmap_size = uint32_t(g.log.size());
     a.vhost_log_page = 12;
+    return a;
+}
+
+TEST(DirtyLogUnit, MarksEveryPageOfARangeInTheVhostLayout) {
+    FakeGuest g;
+    Translator tr = g.translator();
+    prm::VirtqAttr a = logging_attr(g);
     DirtyLog log(tr, a);
     log.mark(0x3ffe, 4);  // GPA pages 3 and 4
     EXPECT_EQ(g.log[0], std::byte(0x18));
@@ -233,17 +239,10 @@ TEST(DirtyLogUnit, MarksEveryPageOfARangeInTheVhostLayout) {
     EXPECT_EQ(g.log[2], std::byte(0));
 }
 
-
 TEST(DirtyLogUnit, ALogTruncatedUnderTheDeviceFailsTheMarkNotTheProcess) {
     FakeGuest g;
     Translator tr = g.translator();
-    prm::VirtqAttr a;
-    a.dirty_bitmap_dump_enable = true;
-    a.dirty_bitmap_mkey = kLogMkey;
-    a.dirty_bitmap_addr = kLogBase;
-    a.dirty_bitmap_size = uint32_t(g.log.size());
-    a.vhost_log_page = 12;
-    DirtyLog log(tr, a);
+    DirtyLog log(tr, logging_attr(g));
     g.log_pages.truncate();
     log.mark(0x3ffe, 4);
     EXPECT_TRUE(log.failed());
