@@ -433,12 +433,22 @@ bool readable(int fd, int ms) {
     return ::poll(&p, 1, ms) == 1;
 }
 
+// An event channel subscribed to `vq`'s OBJECT_CHANGE with `cookie`.
+mlx5dv_devx_event_channel* watch_errors(const devx::DevxApi& A, ibv_context* ctx, const Vq& vq,
+                                        uint64_t cookie) {
+    auto* ch = A.create_event_channel(ctx, mlx5dv_devx_create_event_channel_flags(0));
+    uint16_t evs[] = {prm::kEventObjectChange};
+    if (ch && A.subscribe_devx_event(ch, vq.obj, sizeof evs, evs, cookie) != 0) {
+        A.destroy_event_channel(ch);
+        return nullptr;
+    }
+    return ch;
+}
+
 TEST_F(Datapath, BadDescriptorMovesOnlyThatQueueToErrWithEvent) {
     start_pair();
-    auto* ch = A.create_event_channel(ctx_, mlx5dv_devx_create_event_channel_flags(0));
+    auto* ch = watch_errors(A, ctx_, txq, 0x77);
     ASSERT_NE(ch, nullptr);
-    uint16_t evs[] = {prm::kEventObjectChange};
-    ASSERT_EQ(A.subscribe_devx_event(ch, txq.obj, sizeof evs, evs, 0x77), 0);
     rx.post_rx();
     tx.post_tx(payload(0, 64));
     tx.put_desc(1, 0xdead00000000ull, 64, 0, 0);  // payload outside guest memory
@@ -466,10 +476,8 @@ TEST_F(Datapath, BadDescriptorMovesOnlyThatQueueToErrWithEvent) {
 // ERR (kHostFault, an OBJECT_CHANGE event) and the datapath thread lives on.
 TEST_F(Datapath, MemoryTruncatedUnderARunningQueueMovesItToErr) {
     start_pair();
-    auto* ch = A.create_event_channel(ctx_, mlx5dv_devx_create_event_channel_flags(0));
+    auto* ch = watch_errors(A, ctx_, txq, 0x78);
     ASSERT_NE(ch, nullptr);
-    uint16_t evs[] = {prm::kEventObjectChange};
-    ASSERT_EQ(A.subscribe_devx_event(ch, txq.obj, sizeof evs, evs, 0x78), 0);
     rx.post_rx();
     tx.post_tx(payload(0, 64));
     g.mem_pages.truncate();
