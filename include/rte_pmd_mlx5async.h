@@ -13,6 +13,7 @@
 #define RTE_PMD_MLX5ASYNC_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <rte_vdpa.h>
@@ -164,6 +165,14 @@ bool rte_pmd_mlx5async_is_mine(struct rte_vdpa_device *dev);
 
 int rte_pmd_mlx5async_get_dev_info(struct rte_vdpa_device *dev,
 			       struct rte_pmd_mlx5async_dev_info *info);
+
+/* The vhost-user socket the driver serves dev on itself (devarg
+ * vhost_socket: registered, attached and started at probe, unregistered at
+ * remove): an application must not attach dev to a socket again. Copies
+ * the path, NUL-terminated, into path and returns its length; -ENOENT when
+ * the application attaches dev itself (no vhost_socket), -ENOSPC when size
+ * is too small, -ENODEV when dev is not this driver's. */
+int rte_pmd_mlx5async_get_vhost_socket(struct rte_vdpa_device *dev, char *path, size_t size);
 
 /* Fills up to n entries (one per virtq with an object); returns the count.
  * The indexes are the saved ones (live = 0): no firmware command is sent. */

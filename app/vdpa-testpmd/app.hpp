@@ -57,6 +57,10 @@ struct Port {
     struct rte_vdpa_device* dev = nullptr;
     std::string socket;                // vhost-user path when attached
     bool attached = false;
+    // The driver serves the device on `socket` itself (devarg
+    // vhost_socket): attached from the start, never by the app, and the
+    // app's vhost callbacks do not see its connections.
+    bool driver_socket = false;
     // Written by the vhost control thread (new_device / destroy_device).
     int vid = -1;
     uint64_t connections = 0;
@@ -125,7 +129,7 @@ public:
     std::string default_socket(const Port& p) const;
     bool wait_ready(const std::vector<Port*>& ps, uint32_t seconds);
     bool is_ready(const Port& p) const;
-    int port_vid(const Port& p);
+    int port_vid(const Port& p) const;
     void detach_all();
 };
 

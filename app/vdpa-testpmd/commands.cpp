@@ -50,7 +50,7 @@ void cmd_attach(App& app, const Words& w) {
 
 void cmd_detach(App& app, const Words& w) {
     for (Port* p : app.select(w.w[1]))
-        if (strcmp(w.w[1], "all") != 0 || p->attached)
+        if (strcmp(w.w[1], "all") != 0 || (p->attached && !p->driver_socket))
             app.detach(*p);
 }
 

@@ -221,7 +221,8 @@ int run(App& app) {
     bool ok = true;
     if (app.opt.auto_start || app.opt.cycles > 0)
         for (auto& p : app.ports)
-            ok = app.attach(*p, app.default_socket(*p)) == 0 && ok;
+            if (!p->driver_socket)  // served on the driver's own socket already
+                ok = app.attach(*p, app.default_socket(*p)) == 0 && ok;
     std::vector<Port*> all;
     for (auto& p : app.ports)
         all.push_back(p.get());

@@ -145,6 +145,13 @@ int App::discover() {
         p->index = unsigned(ports.size());
         p->name = rte_dev_name(d);
         p->dev = vd;
+        char path[PATH_MAX];
+        if (rte_pmd_mlx5async_get_vhost_socket(vd, path, sizeof(path)) > 0) {
+            p->socket = path;
+            p->attached = p->driver_socket = true;
+            printf("%s: served by the driver on %s (devarg vhost_socket): vdpa-testpmd does not "
+                   "attach it\n", p->name.c_str(), path);
+        }
         ports.push_back(std::move(p));
     }
     return int(ports.size());
@@ -240,7 +247,8 @@ int App::prepare_socket(const std::string& path) const {
 
 int App::attach(Port& p, const std::string& socket) {
     if (p.attached) {
-        printf("error: %s is already attached to %s\n", p.name.c_str(), p.socket.c_str());
+        printf("error: %s is already attached to %s%s\n", p.name.c_str(), p.socket.c_str(),
+               p.driver_socket ? " by the driver (devarg vhost_socket)" : "");
         return -EEXIST;
     }
     for (auto& o : ports)
@@ -287,6 +295,11 @@ int App::detach(Port& p) {
         printf("error: %s is not attached\n", p.name.c_str());
         return -ENOENT;
     }
+    if (p.driver_socket) {
+        printf("error: %s: the driver serves %s (devarg vhost_socket) until the device is "
+               "removed; vdpa-testpmd does not detach it\n", p.name.c_str(), p.socket.c_str());
+        return -EPERM;
+    }
     const char* path = p.socket.c_str();
     rte_vhost_driver_detach_vdpa_device(path);
     // vhost: unregister closes a live connection first (destroy_device, then
@@ -305,11 +318,17 @@ int App::detach(Port& p) {
 
 void App::detach_all() {
     for (auto& p : ports)
-        if (p->attached)
+        if (p->attached && !p->driver_socket)
             detach(*p);
 }
 
-int App::port_vid(const Port& p) {
+// The app's vhost callbacks track the connections of the sockets it
+// registered; on the driver's own socket the driver says which one it serves.
+int App::port_vid(const Port& p) const {
+    if (p.driver_socket) {
+        DevInfo info;
+        return rte_pmd_mlx5async_get_dev_info(p.dev, &info) == 0 ? info.vid : -1;
+    }
     std::lock_guard lk(mu);
     return p.vid;
 }
@@ -317,11 +336,7 @@ int App::port_vid(const Port& p) {
 // Ready: the frontend finished its set-up (new_device) and every virtq of a
 // ring it configured is RDY in the firmware.
 bool App::is_ready(const Port& p) const {
-    int vid;
-    {
-        std::lock_guard lk(mu);
-        vid = p.vid;
-    }
+    int vid = port_vid(p);
     if (vid < 0)
         return false;
     unsigned nr_vring = rte_vhost_get_vring_num(vid);

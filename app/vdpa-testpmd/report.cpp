@@ -67,11 +67,10 @@ void print_device(App& app, Port& p) {
         return;
     }
     banner("device %s", p.name.c_str());
-    int vid;
+    const int vid = app.port_vid(p);
     uint64_t connections;
     {
         std::lock_guard lk(app.mu);  // written by the vhost thread
-        vid = p.vid;
         connections = p.connections;
     }
     const auto model = emulator_model(p);
@@ -84,9 +83,10 @@ void print_device(App& app, Port& p) {
                ms(model->query_ns), model->max_inflight);
     printf("  commands unanswered: %u (of %u slots)  unsure virtqs: %u\n", info.unanswered_cmds,
            info.max_inflight, info.unsure_queues);
-    printf("  socket: %s  vid: %d  frontend: %s  connections: %" PRIu64 "\n",
-           p.attached ? p.socket.c_str() : "-", vid,
-           vid < 0 ? "none" : (app.is_ready(p) ? "ready" : "connected"), connections);
+    printf("  socket: %s%s  vid: %d  frontend: %s  connections: %s\n",
+           p.attached ? p.socket.c_str() : "-", p.driver_socket ? " (the driver's)" : "", vid,
+           vid < 0 ? "none" : (app.is_ready(p) ? "ready" : "connected"),
+           p.driver_socket ? "-" : std::to_string(connections).c_str());
     // RDY virtqs are queried: their indexes move while they run.
     std::vector<VqInfo> vqs(std::max(info.max_queues, info.queues) + 1);
     int n = rte_pmd_mlx5async_query_vq_info(p.dev, vqs.data(), unsigned(vqs.size()));

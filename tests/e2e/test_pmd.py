@@ -37,7 +37,8 @@ def case_plugin(args):
 
 
 def case_bad_devargs(args):
-    """A bad devarg fails the probe with a message naming the key and range."""
+    """A bad devarg fails the probe with a message naming the key and range;
+    a vhost_socket vhost cannot serve, with the socket and the step."""
     env = dict(os.environ, LD_LIBRARY_PATH=args.plugin_dir)
     for devargs, expect in [("emu=cx9", "devargs emu=cx9: emu: unknown profile 'cx9' (cx6dx, cx7)"),
                             ("emu=cx7,emu_warp=1", "with emu_* keys: emu spec: unknown key 'warp'"),
@@ -45,7 +46,11 @@ def case_bad_devargs(args):
                             ("emu=cx7,queue_size=100", "devarg queue_size=100: expected a power of 2"),
                             ("emu=cx7,bogus=1", "unknown devarg 'bogus'"),
                             ("queues=2", "exactly one of emu=<profile> or dev=<PCI address>"),
-                            ("emu=cx7,emu=cx6dx", "devarg emu given twice (emu=cx7, then emu=cx6dx)")]:
+                            ("emu=cx7,emu=cx6dx", "devarg emu given twice (emu=cx7, then emu=cx6dx)"),
+                            ("emu=cx7,vhost_socket=vhost0", "devarg vhost_socket=vhost0: expected an absolute path"),
+                            # vhost binds at start: the probe fails naming the socket and the step.
+                            ("emu=cx7,vhost_socket=/nonexistent-mlx5a/vhost0",
+                             "vhost_socket /nonexistent-mlx5a/vhost0: cannot start it (listen)")]:
         argv = ["dpdk-testpmd"] + EAL_COMMON + [
             "--file-prefix", unique("badarg"), "-d", "librte_vdpa_mlx5async.so.0",
             "--vdev", "vdpa_mlx5async0," + devargs, "--", "--total-num-mbufs=2048"]

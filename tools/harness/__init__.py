@@ -5,7 +5,9 @@ the e2e tests drive, in one place (standard library only).
   proc       Proc (a child process, its output in a file), Workdir, unique()
   telemetry  Telemetry: DPDK's telemetry socket of one EAL process
   host       Host: a DPDK process serving mlx5async devices (vdpa-testpmd,
-             tests/e2e/vdpa_host), HostSession, the EAL arguments
+             tests/e2e/vdpa_host, Debian's dpdk-testpmd), HostSession, the
+             EAL arguments
+  ovs        OvsHost: Debian's ovs-vswitchd-dpdk with a private ovsdb-server
   frontend   Frontend (dpdk-testpmd over virtio_user), VhostUserGuest
              (tools/vhost-user-guest)
   qemu       Vm and Qmp: a QEMU guest on vhost-user sockets

@@ -1,8 +1,11 @@
 """Host: a DPDK process serving mlx5async devices on vhost-user sockets,
 read through its output and DPDK's telemetry (the PMD's /vdpa_mlx5async/*
-endpoints). Two programs serve: vdpa-testpmd (vdpa_testpmd(): the app, as
-a migration host or ./run demo runs it) and tests/e2e/vdpa_host
-(vdpa_host(): a test host that also answers commands, cmd())."""
+endpoints). These programs serve: vdpa-testpmd (vdpa_testpmd(): the app, as
+a migration host or ./run demo runs it), tests/e2e/vdpa_host (vdpa_host():
+a test host that also answers commands, cmd()), Debian's unmodified
+dpdk-testpmd (dpdk_testpmd()) and OVS-DPDK (ovs.ovs_vswitchd()), in which
+the driver serves each device on a socket of its own (devarg
+vhost_socket)."""
 import json
 import os
 import re
@@ -142,6 +145,42 @@ def vdpa_testpmd(app, workdir, name, vdev, extra_eal=(), eal_args=EAL_MIGRATION)
         for k, sock in enumerate(sockets):
             h.wait_line(lambda l: f": attached to {sock} " in l, 60, f"socket {k} attached")
     return _started(host, attached)
+
+
+def with_socket(vdev, socket):
+    """`vdev` served by the driver itself on `socket` (devarg vhost_socket,
+    server mode): for applications that attach no vDPA device."""
+    return f"{vdev},vhost_socket={socket}"
+
+
+def served(sockets, timeout=60):
+    """A wait for the PMD's line for each socket it serves itself."""
+    def wait(h):
+        for k, sock in enumerate(sockets):
+            h.wait_line(lambda l: f"serves vhost-user socket {sock} " in l, timeout, f"socket {k} served")
+    return wait
+
+
+def dpdk_testpmd(pmd, workdir, name, vdev, eal_args=EAL_MIGRATION):
+    """Debian's dpdk-testpmd, unmodified, loading the PMD (`pmd`, with -d) and
+    probing `vdev` (one, or a list: a device each): the driver serves device
+    k on `<workdir>/<name>-vhostK` itself (devarg vhost_socket). testpmd has
+    no port, forwards nothing and waits at its prompt; SIGTERM ends it
+    (rte_eal_cleanup: the driver's remove unregisters the sockets). Output
+    in `<workdir>/<name>-host.log`. Returns once every socket is served."""
+    vdevs = [vdev] if isinstance(vdev, str) else list(vdev)
+    sockets = [os.path.join(workdir, f"{name}-vhost{k}") for k in range(len(vdevs))]
+    prefix = unique(f"mlx5a-{name}")
+    # stdbuf: testpmd block-buffers stdout into a file. --total-num-mbufs:
+    # its default pool does not fit the EAL memory of a --no-huge host.
+    # --no-mlockall: nothing of testpmd's runs a datapath, and locking would
+    # fault in every guest page vhost maps.
+    argv = ["stdbuf", "-oL", "dpdk-testpmd"] + list(eal_args) + ["--file-prefix", prefix, "-d", pmd] + \
+        [a for v, sock in zip(vdevs, sockets) for a in ("--vdev", with_socket(v, sock))] + \
+        PMD_LOG + VHOST_LOG + ["--", "-i", "--total-num-mbufs=2048", "--no-mlockall"]
+    host = Host(argv, name, prefix, sockets, [v.split(",")[0] for v in vdevs],
+                log_path=os.path.join(workdir, f"{name}-host.log"), stdin=True)
+    return _started(host, served(sockets))
 
 
 def vdpa_host(binary, vdev, socket, prefix=None, extra_eal=(), env=None, log_path=None):

@@ -1,7 +1,9 @@
 """2 MiB hugepages for migration runs: a number of pages reserved on top of
 what the system already has, and a private hugetlbfs mount limited to them,
 both given back at close (the production shape of vhost-user guests: QEMU's
-RAM on hugetlbfs, and DPDK on hugepages). Needs root."""
+RAM on hugetlbfs, and DPDK on hugepages). Without a mount, the pages are
+only reserved, for processes that map hugepages without hugetlbfs (DPDK's
+--in-memory, as OVS runs it). Needs root."""
 import os
 import subprocess
 
@@ -21,7 +23,8 @@ def _write_nr(n):
 
 class Hugepages:
     """`pages` more 2 MiB pages in the pool, and `mount` (a new folder) a
-    hugetlbfs of exactly that size. Use as a context manager."""
+    hugetlbfs of exactly that size (mount None: none). Use as a context
+    manager."""
 
     def __init__(self, mount, pages):
         self.mount, self.pages = mount, pages
@@ -42,6 +45,8 @@ class Hugepages:
             self.close()
             raise AssertionError(f"reserved {got} of {self.pages} 2 MiB hugepages (memory too "
                                  "fragmented or too small); nothing left reserved")
+        if self.mount is None:
+            return self
         os.makedirs(self.mount, exist_ok=True)
         subprocess.run(["mount", "-t", "hugetlbfs", "-o", f"pagesize=2M,size={self.pages * PAGE},mode=0700",
                         "mlx5a-hugetlbfs", self.mount], check=True)

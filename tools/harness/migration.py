@@ -6,7 +6,8 @@ import itertools
 import os
 import time
 
-from .host import EAL_MIGRATION, hugepage_eal, vdpa_testpmd
+from . import ovs
+from .host import EAL_MIGRATION, dpdk_testpmd, hugepage_eal, vdpa_testpmd
 from .hugepages import Hugepages
 from .proc import Workdir
 from .qemu import QEMU, Vm, booted
@@ -84,35 +85,49 @@ class Migration:
         return (last - first) / 1e6
 
 
+# The programs a Testbed's hosts run (Testbed's host_kind): vdpa-testpmd
+# attaches each device to a socket itself; in Debian's dpdk-testpmd and
+# OVS-DPDK, which know no vDPA device, the driver serves it on a socket of
+# its own (devarg vhost_socket).
+HOST_KINDS = ("vdpa-testpmd", "dpdk-testpmd", "ovs")
+
+
 class Testbed:
-    """Hosts (vdpa-testpmd, one emulated cx7 each) and the guests booted or
-    migrated between them, in a private folder. Used as a context manager:
-    leaving it ends every process, gives hugepages back and removes the
-    folder, which is kept (the tail of each log printed) when the block
-    failed."""
+    """Hosts (one emulated cx7 each) and the guests booted or migrated
+    between them, in a private folder. Used as a context manager: leaving it
+    ends every process, gives hugepages back and removes the folder, which
+    is kept (the tail of each log printed) when the block failed."""
 
     def __init__(self, app, guest_dir, queue_pairs, legacy=False, hugepages=0,
-                 announce_initial=None, nics=1, qemu=QEMU):
+                 announce_initial=None, nics=1, qemu=QEMU, host_kind="vdpa-testpmd", pmd=None):
         """Guests with `nics` NICs (a device of the host each) of
         `queue_pairs`, legacy-only virtio-net with `legacy`; with
         `hugepages`, that many 2 MiB pages reserved and mounted in the folder,
         the guests' RAM and the hosts' EAL on them; QEMU's announce-initial
-        (ms) set on both sides when given."""
+        (ms) set on both sides when given. Hosts run `host_kind` (HOST_KINDS):
+        `app` (vdpa-testpmd), or the PMD `pmd` loaded into dpdk-testpmd or
+        ovs-vswitchd-dpdk (whose EAL needs ovs.HUGEPAGES reserved, without
+        a mount)."""
+        assert host_kind in HOST_KINDS, host_kind
         self.app, self.guest_dir, self.qemu = app, guest_dir, qemu
+        self.host_kind, self.pmd = host_kind, pmd
         self.queue_pairs, self.nics, self.legacy = queue_pairs, nics, legacy
         self.announce_initial = announce_initial
         self.wd = Workdir("mlx5a-mig-")
         self.workdir = self.wd.path
         self.hugepages = Hugepages(self.wd.file("hugepages"), hugepages) if hugepages else None
+        self.host_pages = Hugepages(None, ovs.HUGEPAGES) if host_kind == "ovs" else None
         self.hosts, self.vms = [], []
 
     def __enter__(self):
-        if self.hugepages:
-            try:
-                self.hugepages.__enter__()
-            except BaseException:
-                self.wd.close()
-                raise
+        try:
+            for pages in (self.hugepages, self.host_pages):
+                if pages:
+                    pages.__enter__()
+        except BaseException:
+            self.close()
+            self.wd.close()
+            raise
         return self
 
     def __exit__(self, exc_type, exc, tb):
@@ -121,7 +136,12 @@ class Testbed:
 
     def host(self, name, vdev_args):
         eal = hugepage_eal(self.hugepages.mount) if self.hugepages else EAL_MIGRATION
-        h = vdpa_testpmd(self.app, self.workdir, name, vdev_args, eal_args=eal)
+        if self.host_kind == "vdpa-testpmd":
+            h = vdpa_testpmd(self.app, self.workdir, name, vdev_args, eal_args=eal)
+        elif self.host_kind == "dpdk-testpmd":
+            h = dpdk_testpmd(self.pmd, self.workdir, name, vdev_args, eal_args=eal)
+        else:  # OVS makes its own EAL arguments
+            h = ovs.ovs_vswitchd(self.pmd, self.workdir, name, vdev_args)
         self.hosts.append(h)
         return h
 
@@ -190,15 +210,30 @@ class Testbed:
         dst_vm.qmp.wait_event(lambda e: e["event"] == "MIGRATION" and
                               e["data"]["status"] == "completed", max(1, end - time.monotonic()))
         if not paused:
-            dst_vm.qmp.wait_event(lambda e: e["event"] == "RESUME", max(1, end - time.monotonic()))
-            for k in range(self.nics):
-                wait_ledger(dst_host, "start_seq", dst_before[k], "all_ready_ns", end, k)
-            m.dst_ledgers = [wait_ledger(dst_host, "start_seq", dst_before[k], "announced_ns", end, k)
-                             for k in range(self.nics)]
-            m.dst_ledger = m.dst_ledgers[0]
+            self._wait_started(m, dst_before, end)
         m.src_events = list(src_vm.qmp.events)
         m.dst_events = list(dst_vm.qmp.events)
         return m
+
+    def resume(self, m, timeout=240):
+        """Runs the destination a migrate(paused=True) left stopped: QEMU
+        then starts its vhost devices. Returns once both ledgers are final,
+        as migrate() does for a running destination."""
+        end = time.monotonic() + timeout
+        before = [m.dst_host.ledger(k) for k in range(self.nics)]
+        m.dst_vm.qmp.cmd("cont")
+        self._wait_started(m, before, end)
+        m.dst_events = list(m.dst_vm.qmp.events)
+
+    def _wait_started(self, m, dst_before, end):
+        """The destination VM's RESUME, then every destination device's
+        start and the guest's announce through it in its ledger."""
+        m.dst_vm.qmp.wait_event(lambda e: e["event"] == "RESUME", max(1, end - time.monotonic()))
+        for k in range(self.nics):
+            wait_ledger(m.dst_host, "start_seq", dst_before[k], "all_ready_ns", end, k)
+        m.dst_ledgers = [wait_ledger(m.dst_host, "start_seq", dst_before[k], "announced_ns", end, k)
+                         for k in range(self.nics)]
+        m.dst_ledger = m.dst_ledgers[0]
 
     def close(self):
         """Ends every process and gives the hugepages back."""
@@ -206,8 +241,9 @@ class Testbed:
             vm.kill()
         for h in self.hosts:
             h.kill()
-        if self.hugepages:
-            self.hugepages.close()
+        for pages in (self.hugepages, self.host_pages):
+            if pages:
+                pages.close()
 
 
 def wait_ledger(host, seq_key, before, phase_key, end, device=0):

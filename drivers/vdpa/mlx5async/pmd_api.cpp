@@ -148,6 +148,18 @@ int rte_pmd_mlx5async_get_dev_info(rte_vdpa_device* dev, rte_pmd_mlx5async_dev_i
     });
 }
 
+int rte_pmd_mlx5async_get_vhost_socket(rte_vdpa_device* dev, char* path, size_t size) {
+    return c_boundary(__func__, [&]() -> int {
+        PmdDevice* d = dev_of(dev);
+        if (!d) return -ENODEV;
+        const std::string& sock = d->core->config().vhost_socket;
+        if (sock.empty()) return -ENOENT;
+        if (!path || size <= sock.size()) return -ENOSPC;
+        std::memcpy(path, sock.c_str(), sock.size() + 1);
+        return int(sock.size());
+    });
+}
+
 int rte_pmd_mlx5async_get_vq_info(rte_vdpa_device* dev, rte_pmd_mlx5async_vq_info* vqs, unsigned n) {
     return c_boundary(__func__, [&]() -> int {
         PmdDevice* d = dev_of(dev);

@@ -18,6 +18,7 @@ namespace mlx5async::pmd {
 
 class VringStateCoalescer;
 class HostNotifiers;
+class VhostSocket;
 
 struct PmdDevice {
     rte_vdev_device* vdev = nullptr;
@@ -30,6 +31,9 @@ struct PmdDevice {
     std::atomic<bool> configured{false};
     std::unique_ptr<VringStateCoalescer> coalescer;
     std::unique_ptr<HostNotifiers> notifiers;  // null without a doorbell page
+    // The vhost-user socket the driver serves the device on (devarg
+    // vhost_socket); null: the application attaches the device itself.
+    std::unique_ptr<VhostSocket> socket;
     // Connections the device does not serve (yet): the ring enables each
     // asked for, applied when its dev_conf takes the device.
     std::mutex waiting_mu;  // protects waiting

@@ -19,6 +19,7 @@
 #include "host_notifiers.hpp"
 #include "log.hpp"
 #include "pmd_device.hpp"
+#include "vhost_socket.hpp"
 #include "vring_coalescer.hpp"
 
 namespace mlx5async::pmd {
@@ -69,6 +70,22 @@ private:
     bool active_ = false;
 };
 
+std::unique_ptr<PmdDevice> take_from_registry(PmdDevice* d) {
+    std::lock_guard lk(g_registry_mu);
+    auto it = std::find_if(g_registry.begin(), g_registry.end(), [&](const auto& p) { return p.get() == d; });
+    std::unique_ptr<PmdDevice> dev = std::move(*it);
+    g_registry.erase(it);
+    return dev;
+}
+
+// The glue's threads end before the core goes, the vDPA registration last.
+void release(std::unique_ptr<PmdDevice> dev) {
+    dev->coalescer.reset();  // joins its thread before the core goes
+    if (dev->notifiers) dev->notifiers->wait_idle();
+    dev->notifiers.reset();
+    if (dev->vdpa) rte_vdpa_unregister_device(dev->vdpa);
+}
+
 int probe(rte_vdev_device* vdev) noexcept {
     const char* name = rte_vdev_device_name(vdev);
     const char* args = rte_vdev_device_args(vdev);
@@ -113,37 +130,51 @@ int probe(rte_vdev_device* vdev) noexcept {
     rte_vdpa_device* vdpa = rte_vdpa_register_device(&vdev->device, &g_vdpa_ops);
     if (!vdpa) {
         MLX5A_LOG(ERR, "%s: rte_vdpa_register_device failed", name);
-        std::lock_guard lk(g_registry_mu);
-        std::erase_if(g_registry, [&](const auto& p) { return p.get() == d; });
+        release(take_from_registry(d));
         return -ENODEV;
     }
     {
         std::lock_guard lk(g_registry_mu);
         d->vdpa = vdpa;
     }
+    if (!cfg->vhost_socket.empty()) {
+        // After d->vdpa: a frontend may connect at once, and the vDPA ops
+        // find the device through it.
+        auto sock = VhostSocket::open(cfg->vhost_socket, cfg->vhost_client, vdpa);
+        if (!sock) {
+            MLX5A_LOG(ERR, "%s: %s", name, sock.error().what.c_str());
+            release(take_from_registry(d));
+            return to_errno(sock.error());
+        }
+        d->socket = std::move(*sock);
+    }
     MLX5A_LOG(INFO, "%s: probed %s, %u virtqs, strategy %s, max_inflight %u", name,
               d->core->backend().c_str(), d->core->max_virtqs(),
               core::strategy_name(cfg->strategy), cfg->max_inflight);
+    if (d->socket)
+        MLX5A_LOG(INFO, "%s: serves vhost-user socket %s (%s)", name, d->socket->path().c_str(),
+                  d->socket->client() ? "client" : "server");
     return 0;
 }
 
 int remove(rte_vdev_device* vdev) noexcept {
-    std::unique_ptr<PmdDevice> dev;
+    PmdDevice* d = nullptr;
     {
         std::lock_guard lk(g_registry_mu);
         auto it = std::find_if(g_registry.begin(), g_registry.end(),
-                               [&](const auto& d) { return d->vdev == vdev; });
+                               [&](const auto& p) { return p->vdev == vdev; });
         if (it == g_registry.end()) return -ENODEV;
-        dev = std::move(*it);
-        g_registry.erase(it);
+        d = it->get();
     }
+    // Before the device leaves the registry: vhost closes a live
+    // connection of the socket first, and its dev_close and dev_cleanup
+    // find the device there.
+    d->socket.reset();
+    std::unique_ptr<PmdDevice> dev = take_from_registry(d);
     if (dev->vid >= 0)
         MLX5A_LOG(WARNING, "%s: removed while vhost device %d is attached",
                   rte_vdev_device_name(vdev), dev->vid.load());
-    dev->coalescer.reset();  // joins its thread before the core goes
-    if (dev->notifiers) dev->notifiers->wait_idle();
-    dev->notifiers.reset();
-    rte_vdpa_unregister_device(dev->vdpa);
+    release(std::move(dev));
     MLX5A_LOG(INFO, "%s: removed", rte_vdev_device_name(vdev));
     return 0;
 }
@@ -191,6 +222,7 @@ RTE_PMD_REGISTER_PARAM_STRING(vdpa_mlx5async,
                               "emu=cx6dx|cx7 dev=<PCI BDF> queues=<1..512> queue_size=<2..32768> "
                               "max_inflight=<1..256> strategy=" MLX5A_STRATEGY_CHOICES " "
                               "max_conf_threads=<1..64> timeout_ms=<ms> event_mode=irq|none event_core=<cpu> "
+                              "vhost_socket=<path> vhost_client=0|1 "
                               "emu_modify_us=<us> emu_query_us=<us> ...");
 
 }  // namespace mlx5async::pmd

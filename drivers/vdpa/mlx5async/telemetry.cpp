@@ -1,6 +1,7 @@
 // Telemetry endpoints (dpdk-telemetry.py, or the EAL telemetry socket):
 //   /vdpa_mlx5async/list            probed devices
-//   /vdpa_mlx5async/info,<device>   backend, strategy, throttle, vhost id,
+//   /vdpa_mlx5async/info,<device>   backend, strategy, throttle, vhost id
+//                                   and the driver's own socket,
 //                                   features offered and negotiated, MTUs,
 //                                   last suspend/resume timing
 //   /vdpa_mlx5async/vqs,<device>    per virtq with an object: index, PRM
@@ -61,6 +62,9 @@ int tel_info(const char*, const char* params, rte_tel_data* d) {
     rte_tel_data_add_dict_u64(d, "unsure_virtqs", health.unsure_virtqs);
     rte_tel_data_add_dict_u64(d, "max_virtqs", c.max_virtqs());
     rte_tel_data_add_dict_int(d, "vid", p->vid.load());
+    // The socket the driver serves the device on (devarg vhost_socket; "":
+    // the application's).
+    rte_tel_data_add_dict_string(d, "vhost_socket", c.config().vhost_socket.c_str());
     rte_tel_data_add_dict_u64(d, "features", c.features());
     rte_tel_data_add_dict_u64(d, "port_mtu", c.port_mtu());
     // What the frontend negotiated and the MTU it set (VHOST_USER_NET_SET_MTU).

@@ -488,6 +488,42 @@ def case_client(args):
         wd.close()
 
 
+def case_driver_socket(args):
+    """A device the driver serves on its own socket (devarg vhost_socket,
+    here as a client of a frontend that listens: vhost_client=1): the app
+    lists it as attached there, refuses to attach or detach it, and drives
+    it like any other (--wait-ready, cycles); at exit the driver closes the
+    connection (its remove)."""
+    wd = Workdir("mlx5a-e2e-")
+    sock = wd.file("own")
+    fe = start_frontend(wd, "own", server=True)
+    try:
+        until(lambda: os.path.exists(sock), bool, DEADLINE, f"socket {sock} from the frontend",
+              alive=fe.alive)
+        s = script(wd, "attach 0\ndetach 0\ndetach all\nshow device 0\nlist\n")
+        vdev = f"{VDEV},vhost_socket={sock},vhost_client=1"
+        rc, lines = run_app(args, wd, ["--auto-start", "--wait-ready", str(DEADLINE), "--cmdline-file", s,
+                                       "--cycles", "2"], vdevs=[vdev])
+        assert rc == 0, f"exit status {rc}:\n" + "\n".join(lines)
+        q = re.escape(sock)
+        expect(lines, rf"vdpa_mlx5async0: serves vhost-user socket {q} \(client\)",
+               rf"vdpa_mlx5async0: served by the driver on {q} \(devarg vhost_socket\): "
+               "vdpa-testpmd does not attach it",
+               r"frontend ready on 1 device",
+               rf"error: vdpa_mlx5async0 is already attached to {q} by the driver",
+               rf"error: vdpa_mlx5async0: the driver serves {q} .* vdpa-testpmd does not detach it",
+               rf"socket: {q} \(the driver's\)  vid: \d+  frontend: ready",
+               rf"vdpa_mlx5async0 .* {q}$",
+               r"failed cycles: 0", r"^cycles: 2 ok, 0 failed$",
+               # The driver's remove (the app's rte_eal_cleanup) closes its connection.
+               rf"\({q}\) free connfd", r"vdpa_mlx5async0: removed")
+        assert not any(re.search(r"attached to .*\((server|client)\)$|detached from", l) for l in lines), \
+            "the app attached or detached the driver's device:\n" + "\n".join(lines)
+    finally:
+        fe.stop()
+        wd.close()
+
+
 def case_serve(args):
     """Nothing to run: the app serves its sockets, prints the state every
     --stats-period seconds and exits cleanly on SIGTERM."""
@@ -605,7 +641,7 @@ def case_completion(args):
 CASES = {"script": case_script, "cycles": case_cycles, "trace": case_trace,
          "fault": case_fault, "exit-status": case_exit_status, "interactive": case_interactive,
          "multi": case_multi, "client": case_client, "serve": case_serve, "sockets": case_sockets,
-         "completion": case_completion, "hung": case_hung}
+         "completion": case_completion, "hung": case_hung, "driver-socket": case_driver_socket}
 
 if __name__ == "__main__":
     run_case(CASES, ("--app", {"required": True}), ("--schema", {"required": True}))

@@ -18,7 +18,7 @@ import time
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 sys.path.insert(0, os.path.join(TOP, "tools"))
-from harness import qemu  # noqa: E402
+from harness import ovs, qemu  # noqa: E402
 from harness.cases import Skip, run_case  # noqa: E402
 from harness.migration import LEDGER_START, LEDGER_STOP, QEMU_EXPECTED, Testbed, vdev, vdevs  # noqa: E402
 from harness.wait import until  # noqa: E402
@@ -145,9 +145,11 @@ def check_traffic(vm, lines=3, timeout=120):
                     f"{vm.name}: eth{nic}: queue {q} sent but received nothing\n{vm.host.report(nic)}"
 
 
-def check_clean(m):
-    bad = m.src_host.bad_lines(m.src_mark, SOURCE_EXPECTED) + \
-        m.dst_host.bad_lines(m.dst_mark, HOST_EXPECTED)
+def check_clean(m, expected=()):
+    """No error line in either host since the migration began (but the
+    `expected` ones of its application), nor any message from QEMU."""
+    bad = m.src_host.bad_lines(m.src_mark, SOURCE_EXPECTED + list(expected)) + \
+        m.dst_host.bad_lines(m.dst_mark, HOST_EXPECTED + list(expected))
     assert not bad, "error lines in the hosts:\n" + "\n".join(bad)
     for vm in (m.src_vm, m.dst_vm):
         msgs = [l for l in vm.qemu_messages() if not any(re.search(x, l) for x in QEMU_EXPECTED)]
@@ -200,17 +202,32 @@ def dirty_log(bed):
     vm = bed.boot(src)
     check_traffic(vm, 2)
     mark = src.mark()
-    # A slow pre-copy (~2 s): the device writes many pages after QEMU sent them.
-    m = bed.migrate(vm, src, dst, paused=True, max_bandwidth=48 << 20)
+    m = slow_paused_migration(bed, vm, src, dst)
     # VHOST_F_LOG_ALL negotiated for the pre-copy, and the device logging.
     src.wait_line(lambda l: "dirty logging on" in l, 10, "dirty logging on", since=mark)
     check_bases(m, 32, started=False)
     assert not m.dst_host.set_bases(m.dst_mark), "the paused destination started its device"
     check_ledgers(m, 32)
+    check_ram(bed, m)
+    assert m.src_host.get_bases(m.src_mark), "no ring stopped on the source"
+    check_clean(m)
+
+
+def slow_paused_migration(bed, vm, src, dst):
+    """A migration whose pre-copy is slowed (~2 s with traffic: the device
+    writes many pages after QEMU sent them) to a destination left paused
+    (-S: its device never starts), so that both guests' RAM can be compared."""
+    return bed.migrate(vm, src, dst, paused=True, max_bandwidth=48 << 20)
+
+
+def check_ram(bed, m):
+    """Both guests' RAM identical page for page: every page the source's
+    device wrote during the pre-copy (RX buffers, used rings) was logged
+    dirty and sent again. Both VMs must be stopped."""
     dumps = []
     for side in (m.src_vm, m.dst_vm):
         path = os.path.join(bed.workdir, f"{side.name}.ram")
-        side.qmp.cmd("pmemsave", val=0, size=256 << 20, filename=path)
+        side.qmp.cmd("pmemsave", val=0, size=qemu.MEM_MB << 20, filename=path)
         dumps.append(path)
     if not filecmp.cmp(dumps[0], dumps[1], shallow=False):
         with open(dumps[0], "rb") as f0, open(dumps[1], "rb") as f1:
@@ -225,9 +242,9 @@ def dirty_log(bed):
                 page += 1
         raise AssertionError(f"{len(diff)} guest pages differ after migration, e.g. GPA "
                              + ", ".join(hex(p * PAGE) for p in diff[:8]))
-    assert m.src_host.get_bases(m.src_mark), "no ring stopped on the source"
-    check_clean(m)
-    print(f"guest RAM identical ({(256 << 20) // PAGE} pages)")
+    for path in dumps:
+        os.unlink(path)
+    print(f"guest RAM identical ({(qemu.MEM_MB << 20) // PAGE} pages)")
 
 
 def case_legacy(a):
@@ -298,6 +315,33 @@ def case_nics_overlap(a):
     print(f"VM network downtime: 1 NIC {d1:.1f} ms, 4 NICs {d4:.1f} ms ({d4 / d1:.2f}x); "
           f"the 4 starts: " + ", ".join(f"{t:.0f}" for t in starts) + " ms")
     assert d4 <= 1.5 * d1, f"4 NICs {d4:.1f} ms > 1.5 x 1 NIC {d1:.1f} ms"
+
+
+def case_application(host_kind, queue_pairs, expected=()):
+    """An unmodified DPDK application that knows no vDPA device (Debian's
+    dpdk-testpmd, OVS-DPDK) loads the PMD (-d) on both hosts; the driver
+    serves the guest on a socket of its own (devarg vhost_socket). Traffic
+    on the source; one migration with a slowed pre-copy to a paused
+    destination: both guests' RAM identical; then the destination runs:
+    ring bases, ledgers, traffic, announce, features, and no error line
+    but the application's own `expected` ones."""
+    def run(a):
+        with Testbed(a.app, a.guest_dir, queue_pairs, qemu=a.qemu, host_kind=host_kind, pmd=a.pmd) as bed:
+            src = bed.host("src", vdev(queue_pairs, "async"))
+            dst = bed.host("dst", vdev(queue_pairs, "async"))
+            vm = bed.boot(src)
+            check_traffic(vm, 2)
+            m = slow_paused_migration(bed, vm, src, dst)
+            check_ram(bed, m)
+            bed.resume(m)
+            check_traffic(m.dst_vm)
+            check_bases(m, 2 * queue_pairs)
+            check_ledgers(m, 2 * queue_pairs)
+            check_announce(m)
+            check_features(m)
+            check_clean(m, expected)
+            print(f"{host_kind}: migrated, downtime {m.downtime_ms():.0f} ms")
+    return run
 
 
 def case_ping_pong(a):
@@ -454,12 +498,24 @@ CASES = {
     "nics4-overlap": case_nics_overlap,
     "nics4-kill-during-conf": case_kill_during_conf(4),
     "nics4-sigterm-during-starts": case_sigterm_during_starts,
+    "dpdk-testpmd": case_application("dpdk-testpmd", 4),
+    "ovs-dpdk": case_application("ovs", 2),
 }
 
 
 def require_qemu_and_guest(a):
     """Without QEMU or the guest (tools/setup installs and builds both) the
-    cases cannot run: skipped, never passed."""
+    cases cannot run: skipped, never passed; so are the application cases
+    without their application."""
+    if a.case == "dpdk-testpmd" and not shutil.which("dpdk-testpmd"):
+        raise Skip("dpdk-testpmd not found: tools/setup installs Debian's dpdk")
+    if a.case == "ovs-dpdk":
+        if ovs.missing():
+            raise Skip(ovs.missing())
+        if os.geteuid() != 0:
+            raise Skip("OVS-DPDK's EAL runs on hugepages, which only root can reserve")
+    if a.case in ("dpdk-testpmd", "ovs-dpdk") and not a.pmd:
+        raise Skip("no --pmd: the PMD plugin these applications load with -d")
     if not shutil.which(a.qemu):
         raise Skip(f"{a.qemu} not found: tools/setup installs Debian's qemu-system-x86")
     for f in ("vmlinuz", "initrd.gz"):
@@ -469,4 +525,5 @@ def require_qemu_and_guest(a):
 
 if __name__ == "__main__":
     run_case(CASES, ("--app", {"required": True}), ("--guest-dir", {"required": True}),
-             ("--qemu", {"default": qemu.QEMU}), prepare=require_qemu_and_guest)
+             ("--qemu", {"default": qemu.QEMU}), ("--pmd", {"default": None}),
+             prepare=require_qemu_and_guest)

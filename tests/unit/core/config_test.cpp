@@ -66,6 +66,27 @@ TEST(DevArgs, EmulatorOverridesJoinTheSpec) {
 }
 #endif
 
+TEST(DevArgs, VhostSocketTakesAnAbsolutePathAndClientMode) {
+    auto c = parse({{"dev", "08:00.1"}, {"vhost_socket", "/run/vm1/vhost0"}, {"vhost_client", "1"}});
+    ASSERT_TRUE(c) << c.error().what;
+    EXPECT_EQ(c->vhost_socket, "/run/vm1/vhost0");
+    EXPECT_TRUE(c->vhost_client);
+    auto server = parse({{"dev", "08:00.1"}, {"vhost_socket", "/run/vm1/vhost0"}});
+    ASSERT_TRUE(server);
+    EXPECT_FALSE(server->vhost_client);
+    auto none = parse({{"dev", "08:00.1"}});
+    ASSERT_TRUE(none);
+    EXPECT_TRUE(none->vhost_socket.empty());
+}
+
+TEST(DevArgs, VhostSocketOfTheLongestUnixPathAccepted) {
+    const std::string longest = "/" + std::string(106, 'a');  // 107 bytes + NUL = sun_path
+    EXPECT_TRUE(parse({{"dev", "08:00.1"}, {"vhost_socket", longest}}));
+    auto c = parse({{"dev", "08:00.1"}, {"vhost_socket", longest + "a"}});
+    ASSERT_FALSE(c);
+    EXPECT_NE(c.error().what.find("at most 107 bytes (108 given)"), std::string::npos) << c.error().what;
+}
+
 struct BadCase {
     KeyValues kv;
     const char* expect;
@@ -118,6 +139,13 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{{"queues", "2"}}, "exactly one of emu=<profile> or dev=<PCI address>"},
         BadCase{{{"emu", "cx7"}, {"dev", "08:00.1"}}, "exactly one of"},
         BadCase{{{"dev", "08:00.1"}, {"emu_query_us", "1"}}, "emu_* keys apply only"},
+        BadCase{{{"dev", "08:00.1"}, {"vhost_socket", "vhost0"}},
+                "devarg vhost_socket=vhost0: expected an absolute path"},
+        BadCase{{{"dev", "08:00.1"}, {"vhost_socket", ""}}, "devarg vhost_socket=: expected an absolute path"},
+        BadCase{{{"dev", "08:00.1"}, {"vhost_socket", "/s"}, {"vhost_client", "yes"}},
+                "devarg vhost_client=yes: expected 0|1"},
+        BadCase{{{"dev", "08:00.1"}, {"vhost_client", "1"}},
+                "vhost_client applies only with vhost_socket=<path>"},
         // A key given twice is refused: which one was meant is unknown.
         BadCase{{{"emu", "cx7"}, {"emu", "cx6dx"}}, "devarg emu given twice (emu=cx7, then emu=cx6dx)"},
         BadCase{{{"emu", "cx7"}, {"queues", "2"}, {"queues", "2"}}, "devarg queues given twice"},

@@ -2,6 +2,9 @@
 
 #include "backend.hpp"
 
+#include <sys/un.h>
+
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 
@@ -75,6 +78,10 @@ const std::vector<std::pair<std::string_view, std::string_view>>& devarg_keys() 
         {"event_mode", "irq|none: vring interrupts through callfds, or none (the frontend "
                        "polls); default irq when the device has QP event mode"},
         {"event_core", "CPU of the kick and interrupt threads, -1..1023 (default -1: any)"},
+        {"vhost_socket", "a vhost-user socket the driver registers, attaches the device to and "
+                         "starts at probe: an absolute path of at most 107 bytes"},
+        {"vhost_client", "0|1: 1 connects to vhost_socket as a client (the frontend listens); "
+                         "default 0"},
         {"emu_<key>", "emulator spec override (emu_modify_us=0 ...; keys: doc/emulator.md)"},
     };
     return keys;
@@ -125,6 +132,16 @@ Result<void> apply_devarg(DeviceConfig& c, std::string& emu_overrides, const std
         uint32_t cpu = 0;
         MLX5A_CHECK(set_uint(cpu, 0, 1023));
         c.event_core = int(cpu);
+    } else if (k == "vhost_socket") {
+        // vhost binds or connects a sockaddr_un: the path and its NUL fit sun_path.
+        constexpr size_t kMaxPath = sizeof(sockaddr_un::sun_path) - 1;
+        if (v.empty() || v[0] != '/' || v.size() > kMaxPath)
+            return bad(k, v, "an absolute path of at most " + std::to_string(kMaxPath) + " bytes (" +
+                                 std::to_string(v.size()) + " given)");
+        c.vhost_socket = v;
+    } else if (k == "vhost_client") {
+        if (v != "0" && v != "1") return bad(k, v, "0|1");
+        c.vhost_client = v == "1";
     } else if (std::string_view(k).starts_with(kEmuPrefix) && k.size() > kEmuPrefix.size()) {
         if (v.find(',') != std::string::npos || v.find('=') != std::string::npos)
             return bad(k, v, "a single value");
@@ -154,6 +171,10 @@ Result<DeviceConfig> parse_device_config(const KeyValues& kv) {
     if (c.emu_spec.empty() == c.hw_device.empty())
         return fail(Errc::InvalidArgument,
                     "devargs: exactly one of emu=<profile> or dev=<PCI address> is required");
+    const bool client_given =
+        std::any_of(kv.begin(), kv.end(), [](const auto& p) { return p.first == "vhost_client"; });
+    if (client_given && c.vhost_socket.empty())
+        return fail(Errc::InvalidArgument, "devargs: vhost_client applies only with vhost_socket=<path>");
     if (!emu_overrides.empty()) {
         if (!c.is_emulated())
             return fail(Errc::InvalidArgument, "devargs: emu_* keys apply only with emu=<profile>");

@@ -42,6 +42,12 @@ struct DeviceConfig {
     // Virtq error recovery gives up after 3 errors within this window
     // (DPDK mlx5's "3 errors in 3 s").
     uint32_t error_window_ms = 3000;
+    // The vhost-user socket the driver serves the device on (devarg
+    // vhost_socket; empty: the application attaches the device to a socket
+    // of its own), and whether it connects to it as a client (the frontend
+    // listens) rather than listening.
+    std::string vhost_socket;
+    bool vhost_client = false;
 
     bool is_emulated() const { return !emu_spec.empty(); }
 };
