@@ -256,6 +256,13 @@ bool DirtyLog::dirty(uint64_t gpa, uint64_t len) const {
     return false;
 }
 
+void DirtyLog::truncate() {
+    if (map_) ::munmap(map_, mapped_);
+    map_ = nullptr;
+    mapped_ = 0;
+    if (::ftruncate(fd_, 0) != 0) throw VugError(std::string("ftruncate log: ") + std::strerror(errno));
+}
+
 void DirtyLog::clear() {
     for (uint64_t i = 0; i < mapped_; i++) at<uint8_t>(map_ + i).store(0, std::memory_order_relaxed);
 }

@@ -119,6 +119,9 @@ public:
     std::vector<uint64_t> dirty_pages() const;
     bool dirty(uint64_t gpa, uint64_t len) const;  // any page of the range
     void clear();
+    // The file cut to nothing under the backend (a careless frontend); this
+    // side's view goes with it.
+    void truncate();
 
 private:
     int fd_ = -1;

@@ -38,6 +38,7 @@ const char* kUsage =
     "                       SET_LOG_BASE (short: its file whole pages shorter than it claims; small:\n"
     "                       half the size the memory needs) + SET_FEATURES(LOG_ALL) | SET_FEATURES\n"
     "  log-dirty | log-clear  dirty pages in the log | zero the log\n"
+    "  log-truncate         cut the log's file to nothing under the backend\n"
     "  reconnect [MS]       new connection and session, retrying up to MS ms (default 0)\n"
     "                       while the socket is absent; rings restart from the last bases\n"
     "  base R|all IDX       ring start index (while stopped)\n"
@@ -228,11 +229,15 @@ std::string Commands::log_command(const std::string& cmd, std::istringstream& in
         return ok + ",\"features\":" + hex(fe_.features()) + ",\"log_bytes\":" +
                std::to_string(fe_.log() ? fe_.log()->size() : 0) + "}";
     }
-    if (cmd == "log-dirty" || cmd == "log-clear") {
+    if (cmd == "log-dirty" || cmd == "log-clear" || cmd == "log-truncate") {
         const vug::DirtyLog* log = fe_.log();
         if (!log) throw UsageError(cmd + ": no log (log-on first)");
         if (cmd == "log-clear") {
             const_cast<vug::DirtyLog*>(log)->clear();
+            return ok + "}";
+        }
+        if (cmd == "log-truncate") {
+            const_cast<vug::DirtyLog*>(log)->truncate();
             return ok + "}";
         }
         auto pages = log->dirty_pages();

@@ -152,6 +152,9 @@ int dev_close(int vid) noexcept {
     if (d->notifiers) d->notifiers->cancel();  // one that start asked for, not yet begun
     // Indexes go back for every ring, failed or not (last known-good).
     HandBack h = hand_back_rings(vid, rings, d->core->dirty_logging());
+    if (h.log_unbacked)
+        MLX5A_LOG(ERR, "vid %d: dev_close: the vhost log's file is shorter than its mapping (the frontend "
+                  "cut it): used rings not logged; the frontend must not complete a migration on it", vid);
     ledger.set_stop_rings(h.rings, h.logged);
     ledger.mark(core::LedgerPhase::BasesHandedBack);
     ledger.mark(core::LedgerPhase::UsedRingsLogged);

@@ -2,6 +2,8 @@
 
 #include <rte_vhost.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "common/base/steady_clock.hpp"
 
@@ -114,12 +116,44 @@ constexpr uint64_t used_ring_bytes(uint16_t size) { return 2 + 2 + 8ull * size +
 
 }  // namespace
 
+namespace {
+
+// The log bytes of each used ring (vhost's layout: one bit per 4 KiB page
+// of guest physical memory), as rte_vhost_log_used_vring will write them,
+// can be written: the frontend may have cut the log's file short, and a
+// write to a page past its end is SIGBUS in this process. Read through the
+// kernel (process_vm_readv on ourselves), which answers EFAULT instead.
+bool used_logs_backed(int vid, std::span<const core::RingIndexes> rings) {
+    uint64_t base = 0, size = 0;
+    if (rte_vhost_get_log_base(vid, &base, &size) != 0 || !base) return false;
+    std::vector<iovec> remote;
+    for (const auto& r : rings) {
+        rte_vhost_vring vr{};
+        if (rte_vhost_get_vhost_vring(vid, r.ring, &vr) != 0 || !vr.size) continue;
+        const uint64_t first = vr.log_guest_addr / 4096 / 8;
+        const uint64_t last = (vr.log_guest_addr + used_ring_bytes(vr.size) - 1) / 4096 / 8;
+        if (last >= size) continue;  // past the log: vhost writes nothing there
+        remote.push_back({reinterpret_cast<void*>(uintptr_t(base + first)), size_t(last - first + 1)});
+    }
+    size_t want = 0;
+    for (const iovec& v : remote) want += v.iov_len;
+    std::vector<uint8_t> sink(want);
+    iovec local{sink.data(), sink.size()};
+    return want == 0 || process_vm_readv(getpid(), &local, 1, remote.data(), remote.size(), 0) == ssize_t(want);
+}
+
+}  // namespace
+
 HandBack hand_back_rings(int vid, std::span<const core::RingIndexes> rings, bool log_used) {
     HandBack h;
     int64_t t0 = steady_now_ns();
     for (const auto& r : rings)
         if (rte_vhost_set_vring_base(vid, r.ring, r.last_avail_idx, r.last_used_idx) == 0) h.rings++;
     int64_t t1 = steady_now_ns();
+    if (log_used && !used_logs_backed(vid, rings)) {
+        log_used = false;
+        h.log_unbacked = true;
+    }
     if (log_used) {
         for (const auto& r : rings) {
             rte_vhost_vring vr{};

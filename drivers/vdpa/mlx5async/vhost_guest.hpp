@@ -20,10 +20,13 @@ Result<core::VringConfig> read_vring_config(int vid, uint16_t ring);
 // frontend's GET_VRING_BASE returns) and, when `log_used` (LOG_ALL on), logs
 // each ring's whole used ring dirty: the device wrote it, and the frontend
 // must send those pages again (vhost: the order of DPDK's ifc stop). The one
-// implementation of the hand-back, for dev_close and for disabled rings.
+// implementation of the hand-back, for dev_close and for disabled rings. A
+// log whose file the frontend cut short is not written (SIGBUS here):
+// `log_unbacked` says so, for the caller to report.
 struct HandBack {
     uint32_t rings = 0;   // indexes handed back
     uint32_t logged = 0;  // used rings logged dirty
+    bool log_unbacked = false;  // LOG_ALL on, but the log's file was cut short: nothing logged
     uint64_t bases_ns = 0, log_ns = 0;  // time in each step
 };
 HandBack hand_back_rings(int vid, std::span<const core::RingIndexes> rings, bool log_used);

@@ -56,7 +56,9 @@ void VringStateCoalescer::flush_locked(std::unique_lock<std::mutex>& lk) {
     if (!r) MLX5A_LOG(ERR, "%s: ring enable/disable batch: %s", dev_.core->name().c_str(),
                       devx::describe_once(r.error()).c_str());
     // Disabled rings hand their indexes to vhost now, as dev_close would.
-    hand_back_rings(vid, disabled, dev_.core->dirty_logging());
+    if (hand_back_rings(vid, disabled, dev_.core->dirty_logging()).log_unbacked)
+        MLX5A_LOG(ERR, "vid %d: the vhost log's file is shorter than its mapping (the frontend cut it): "
+                  "used rings of the disabled rings not logged", vid);
     lk.lock();
 }
 

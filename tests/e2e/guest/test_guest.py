@@ -433,6 +433,32 @@ def case_log_refused(args):
         g.quit()
 
 
+def case_log_truncated(args):
+    """A frontend cuts its vhost log's file to nothing under LOG_ALL, with
+    traffic: the device's log writes fail (the emulator cannot pin pages; a
+    ConnectX keeps them), the virtq goes to ERR and the host lives on; the
+    stop still hands back every ring's indexes, and says why the used rings
+    were not logged (vhost's mapping of the log would fault). The driver
+    recovers the virtq (errors counts it)."""
+    with guest_session(args) as s:
+        host, sock = s.host, s.sock
+        g = s.track(VhostUserGuest(args.guest, sock, PAIRS))
+        g.cmd("start")
+        assert host.cmd("wait-ready 32 60", timeout=90)["rdy"] == RINGS
+        g.cmd("log-on")
+        g.cmd("log-truncate")
+        assert g.cmd("post-rx 0 4")["posted"] == 4 and g.cmd("post-tx 1 4 64")["posted"] == 4
+        g.cmd("kick 1")
+        # The device's writes were done; its log write faulted: ERR, then
+        # the driver's recovery (errors counts it).
+        until(lambda: host.cmd("info"), lambda i: any(v["errors"] for v in i["vqs"][:2]), 60,
+              "a virtq of the pair in ERR")
+        bases = g.cmd("stop")["bases"]
+        assert len(bases) == RINGS, bases
+        assert pmd_said(host, "used rings not logged") == 1
+        assert host.alive(), "the host died"
+        g.quit()
+
 def case_second_frontend(args):
     """The device serves the frontend whose start (dev_conf) took it. One
     that only negotiated blocks nobody: a second one starts. A frontend
@@ -465,7 +491,7 @@ def case_second_frontend(args):
         check_stopped(host, c.cmd("stop")["bases"])
         c.quit()
 
-CASES = {"log-refused": case_log_refused, "second-frontend": case_second_frontend,
+CASES = {"log-refused": case_log_refused, "log-truncated": case_log_truncated, "second-frontend": case_second_frontend,
          "bad-guest": case_bad_guest, "bad-rings": case_bad_rings, "reconnect": case_reconnect, "restart": case_restart,
          "hostile-table": case_hostile_table, "pairs": case_pairs, "log": case_log,
          "errors": case_errors}
