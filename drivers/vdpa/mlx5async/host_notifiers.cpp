@@ -58,6 +58,7 @@ void HostNotifiers::run(std::stop_token st) {
         if (!cv_.wait(lk, st, [&] { return pending_.has_value(); })) break;
         Request r = *pending_;
         pending_.reset();
+        if (dev_.vid.load() != r.vid) continue;  // its frontend left meanwhile
         running_ = true;
         lk.unlock();
         // Frontends that take host notifiers kick the device directly;

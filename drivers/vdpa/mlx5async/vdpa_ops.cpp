@@ -129,7 +129,9 @@ int dev_conf(int vid) noexcept {
             MLX5A_LOG(ERR, "vid %d: %s: start: %s", vid, d->core->name().c_str(),
                       devx::describe_once(res.error()).c_str());
         if (d->core->ledger().snapshot().start_rings == 0) return;
-        if (d->notifiers) d->notifiers->request(vid, seq);
+        // Only for the connection this start was for, while it is served:
+        // a start that ended after its frontend left asks nothing of the next.
+        if (d->notifiers && d->vid.load() == vid && d->configured) d->notifiers->request(vid, seq);
         MLX5A_LOG(INFO, "vid %d: %s started, %zu vrings", vid, d->core->name().c_str(), rings);
     });
     if (!r) return fail_op("dev_conf", vid, r.error());
