@@ -105,7 +105,7 @@ struct rte_pmd_mlx5async_dev_info {
 	uint32_t queue_size;    /* ring size of existing objects (0: none) */
 	uint32_t max_inflight;  /* engine throttle */
 	enum rte_pmd_mlx5async_strategy strategy;
-	int vid;                /* attached vhost device, -1 if none */
+	int vid;                /* the vhost connection served (its dev_conf took the device), -1 if none */
 	uint64_t features;      /* virtio features the device offers */
 	/* Firmware commands the device has not answered after their batch gave
 	 * up on them: each holds one of max_inflight command slots until it
