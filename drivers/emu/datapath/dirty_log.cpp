@@ -30,7 +30,7 @@ void DirtyLog::mark(uint64_t addr, size_t len) {
         // The frontend reads (and clears) the log concurrently: atomic or.
         auto* b = reinterpret_cast<uint8_t*>(spans->front().host);
         const uint8_t bit = uint8_t(1u << (page % 8));
-        if (!guarded([&] { std::atomic_ref<uint8_t>(*b).fetch_or(bit, std::memory_order_relaxed); })) {
+        if (!guarded_fetch_or(b, bit)) {
             failed_ = true;  // its file was truncated: the bit is lost
             continue;
         }

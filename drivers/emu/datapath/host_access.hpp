@@ -25,6 +25,10 @@ namespace host_access_detail {
 // Set while this thread runs a guarded access (the handler jumps to it).
 extern thread_local sigjmp_buf* t_guard;
 void install_handler();
+// The signal mask of the faulting access, as the handler found it: a
+// handler that runs with signals blocked (a sanitizer's wrapper blocks them
+// all) would otherwise leave them blocked after the jump.
+void restore_mask_after_fault();
 }  // namespace host_access_detail
 
 // Runs f() (memory accesses only: no objects with destructors, no locks,
@@ -33,8 +37,11 @@ template <typename F>
 bool guarded(F&& f) {
     host_access_detail::install_handler();
     sigjmp_buf jb;
-    if (sigsetjmp(jb, 0) != 0) {  // no mask to restore: the handler blocks nothing
+    // No mask saved here (that is a system call per access): a fault
+    // restores the mask it interrupted, from the handler's context.
+    if (sigsetjmp(jb, 0) != 0) {
         host_access_detail::t_guard = nullptr;
+        host_access_detail::restore_mask_after_fault();
         return false;
     }
     host_access_detail::t_guard = &jb;
@@ -48,6 +55,10 @@ bool guarded(F&& f) {
 
 // memcpy that fails instead of faulting.
 bool guarded_copy(void* dst, const void* src, size_t len);
+
+// An atomic or into one byte of memory another process reads and clears
+// concurrently (the vhost log); false when it faulted.
+bool guarded_fetch_or(uint8_t* byte, uint8_t bits);
 
 // SIGBUS caught in guarded accesses since the process started (tests).
 uint64_t host_faults();
