@@ -10,7 +10,6 @@
 #include <ctime>
 
 #include <sys/eventfd.h>
-#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -19,6 +18,7 @@
 #include <rte_vhost.h>
 
 #include "app.hpp"
+#include "common/base/unix_socket.hpp"
 #include "trace.hpp"  // complete type for ~App
 
 namespace vdpa_testpmd {
@@ -186,62 +186,20 @@ std::string App::default_socket(const Port& p) const {
     return opt.iface + std::to_string(p.index);
 }
 
-namespace {
+// A server socket may be created at `path` (common/base/unix_socket.hpp).
+using mlx5async::prepare_server_socket;
+using mlx5async::SocketPathState;
 
-// Whether a process listens on unix socket `path` (/proc/net/unix: a bound
-// socket in the listening state, flag __SO_ACCEPTCON), read without
-// connecting: vhost would take a connection as a frontend.
-bool someone_listens(const std::string& path) {
-    FILE* f = fopen("/proc/net/unix", "re");
-    if (f == nullptr)
-        return true;  // unknown: assume the worst, replace nothing
-    char line[4096];
-    bool live = false;
-    while (!live && fgets(line, sizeof(line), f) != nullptr) {
-        unsigned long flags = 0;
-        int name_at = 0;
-        if (sscanf(line, "%*s %*s %*s %lx %*s %*s %*s %n", &flags, &name_at) < 1 || name_at == 0)
-            continue;
-        std::string name(line + name_at);
-        while (!name.empty() && (name.back() == '\n' || name.back() == ' '))
-            name.pop_back();
-        live = name == path && (flags & 0x10000) != 0;  // __SO_ACCEPTCON
-    }
-    fclose(f);
-    return live;
-}
-
-}  // namespace
-
-// A server socket may be created at `path`: it fits a sockaddr_un, and
-// whatever is there now is a socket nobody listens on (a host killed with
-// -9 leaves one), which is then removed. A live socket is another
-// process's: never replaced (or removed at our exit).
 int App::prepare_socket(const std::string& path) const {
-    if (path.size() >= sizeof(sockaddr_un::sun_path)) {
-        printf("error: socket path %s is %zu bytes long; a unix socket path takes at most %zu\n",
-               path.c_str(), path.size(), sizeof(sockaddr_un::sun_path) - 1);
-        return -ENAMETOOLONG;
-    }
-    if (opt.client)
+    if (opt.client && path.size() < sizeof(sockaddr_un::sun_path))
         return 0;  // the frontend owns the socket
-    struct stat st {};
-    if (lstat(path.c_str(), &st) != 0)
-        return errno == ENOENT ? 0 : (printf("error: %s: %s\n", path.c_str(), strerror(errno)), -errno);
-    if (!S_ISSOCK(st.st_mode)) {
-        printf("error: %s exists and is not a socket: not replacing it\n", path.c_str());
-        return -EEXIST;
+    auto st = prepare_server_socket(path);
+    if (!st) {
+        printf("error: %s\n", st.error().what.c_str());
+        return -(st.error().sys_errno ? st.error().sys_errno : EINVAL);
     }
-    if (someone_listens(path)) {
-        printf("error: socket %s is in use: another process listens on it (another host on the "
-               "same --iface?); not replacing it\n", path.c_str());
-        return -EADDRINUSE;
-    }
-    if (unlink(path.c_str()) != 0) {
-        printf("error: cannot remove the stale socket %s: %s\n", path.c_str(), strerror(errno));
-        return -errno;
-    }
-    printf("removed the stale socket %s (nobody listened on it)\n", path.c_str());
+    if (*st == SocketPathState::StaleRemoved)
+        printf("removed the stale socket %s (nobody listened on it)\n", path.c_str());
     return 0;
 }
 

@@ -4,6 +4,7 @@
 
 #include <cerrno>
 
+#include "common/base/unix_socket.hpp"
 #include "log.hpp"
 
 namespace mlx5async::pmd {
@@ -26,6 +27,18 @@ Unexpected<Error> step_failed(const std::string& path, const char* step) {
 Result<std::unique_ptr<VhostSocket>> VhostSocket::open(const std::string& path, bool client,
                                                        rte_vdpa_device* vdpa) {
     const char* p = path.c_str();
+    if (!client) {
+        // vhost's bind() fails on any file at the path: a socket left by a
+        // host killed with -9 would refuse every later probe.
+        auto st = prepare_server_socket(path);
+        if (!st) {
+            Error e = st.error();
+            e.what = "vhost_socket: " + e.what;
+            return unexpected(std::move(e));
+        }
+        if (*st == SocketPathState::StaleRemoved)
+            MLX5A_LOG(INFO, "vhost_socket %s: removed a stale socket nobody listened on", p);
+    }
     if (rte_vhost_driver_register(p, client ? RTE_VHOST_USER_CLIENT : 0) != 0)
         return step_failed(path, "register it with vhost");
     const char* step = nullptr;

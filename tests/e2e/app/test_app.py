@@ -15,6 +15,7 @@ import pty
 import re
 import select
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -524,6 +525,39 @@ def case_driver_socket(args):
         wd.close()
 
 
+def case_driver_socket_stale(args):
+    """Devarg vhost_socket as a server: a socket file nobody listens on (what
+    a host killed with -9 leaves) is removed, with a line saying so, and the
+    device serves there; a socket another process listens on refuses the
+    probe with an error naming it, and stays its owner's."""
+    wd = Workdir("mlx5a-e2e-")
+    stale, live = wd.file("stale"), wd.file("live")
+    left = socket.socket(socket.AF_UNIX)
+    left.bind(stale)
+    left.close()
+    owner = socket.socket(socket.AF_UNIX)
+    owner.bind(live)
+    owner.listen(1)
+    try:
+        rc, lines = run_app(args, wd, ["--cmdline-file", script(wd, "list\n")],
+                            vdevs=[f"{VDEV},vhost_socket={stale}"])
+        assert rc == 0, f"exit status {rc}:\n" + "\n".join(lines)
+        q = re.escape(stale)
+        expect(lines, rf"vhost_socket {q}: removed a stale socket nobody listened on",
+               rf"vdpa_mlx5async0: serves vhost-user socket {q} \(server\)",
+               rf"vdpa_mlx5async0 .* {q}$", r"vdpa_mlx5async0: removed")
+        assert not os.path.exists(stale), "the driver's socket was left behind at its remove"
+        rc, lines = run_app(args, wd, ["--cmdline-file", script(wd, "list\n")],
+                            vdevs=[f"{VDEV},vhost_socket={live}"])
+        assert rc != 0, "a probe on a live socket was not refused:\n" + "\n".join(lines)
+        expect(lines, rf"vdpa_mlx5async0: vhost_socket: socket {re.escape(live)} is in use: "
+               "another process listens on it")
+        assert os.path.exists(live), "the live socket was removed"
+    finally:
+        owner.close()
+        wd.close()
+
+
 def case_serve(args):
     """Nothing to run: the app serves its sockets, prints the state every
     --stats-period seconds and exits cleanly on SIGTERM."""
@@ -641,7 +675,8 @@ def case_completion(args):
 CASES = {"script": case_script, "cycles": case_cycles, "trace": case_trace,
          "fault": case_fault, "exit-status": case_exit_status, "interactive": case_interactive,
          "multi": case_multi, "client": case_client, "serve": case_serve, "sockets": case_sockets,
-         "completion": case_completion, "hung": case_hung, "driver-socket": case_driver_socket}
+         "completion": case_completion, "hung": case_hung, "driver-socket": case_driver_socket,
+         "driver-socket-stale": case_driver_socket_stale}
 
 if __name__ == "__main__":
     run_case(CASES, ("--app", {"required": True}), ("--schema", {"required": True}))
