@@ -116,7 +116,7 @@ Result<void> Engine::Impl::setup() {
     if (opt.strategy != Strategy::Sequential)
         pool = std::make_unique<WorkerPool>(
             nworkers, opt.thread_prefix, [this](std::unique_ptr<Job> j) { worker_run(std::move(j)); },
-            opt.max_inflight);  // a throttle's worth of workers wakes with one call
+            opt.tiered_wakeups ? opt.max_inflight : 0);  // a throttle's worth wakes with one call
     return {};
 }
 
@@ -307,6 +307,7 @@ void Engine::Impl::add_stats(const EngineStats& d) noexcept {
     stats.busy_retries += d.busy_retries;
     stats.blocking_fallbacks += d.blocking_fallbacks;
     stats.stale_completions += d.stale_completions;
+    stats.first_waves += d.first_waves;
     stats.timed_out += d.timed_out;
     stats.failed += d.failed;
 }

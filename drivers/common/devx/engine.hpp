@@ -96,6 +96,26 @@ struct EngineOptions {
     // cross-CPU wake-up (doc/engine.md, "Where the threads run").
     // false: the workers keep the creator's CPUs.
     bool workers_follow_caller = true;
+    // The heuristics doc/engine.md ("Heuristics") measures; each false turns
+    // one off (./run bench, out/bench/heuristics.json).
+    // Fast commands (average blocking latency under 100 us) wake one worker
+    // per batch and grow the pool one at a time; false: always as slow ones.
+    bool sense_fast_commands = true;
+    // Fast commands: the loop wakes once per millisecond to add a worker when
+    // every awake one is stuck; false: it sleeps until an event.
+    bool stall_check = true;
+    // The first wave of blocking jobs goes before the rest are built, and the
+    // loop yields its CPU to the woken workers; false: all posted at once.
+    bool first_wave_yield = true;
+    // Entries whose first step is outside the throttle are queued first;
+    // false: batch order.
+    bool unthrottled_first = true;
+    // Workers sleep in tiers of max_inflight, one notify_all per tier; false:
+    // one condition variable for the whole pool.
+    bool tiered_wakeups = true;
+    // A blocking QUERY refused (EBUSY/EAGAIN) kMaxBusyRetries times fails
+    // with that errno; false: it retries until the deadline.
+    bool limit_busy_retries = true;
     std::string thread_prefix = "mlx5a-wk";
 };
 
@@ -106,6 +126,7 @@ struct EngineStats {
     uint64_t busy_retries = 0;      // EBUSY/EAGAIN from obj_query_async
     uint64_t blocking_fallbacks = 0;  // EBUSY with nothing in flight: run on a worker
     uint64_t stale_completions = 0;   // completions of steps whose batch had returned
+    uint64_t first_waves = 0;   // first waves posted before the rest of their batch was built
     uint64_t timed_out = 0;
     uint64_t failed = 0;
 };

@@ -112,14 +112,17 @@ void AsyncRun::start() {
     // jobs in order, and one waiting for a throttle token would hold back
     // the commands queued behind it that need a slot only.
     for (bool throttled : {false, true})
-        for (uint32_t e = 0; e < entries_.size(); ++e)
-            if (open_[e] && entries_[e].steps[0].throttled() == throttled) ready_.push_back(e);
+        for (uint32_t e = 0; e < entries_.size(); ++e) {
+            if (!open_[e]) continue;
+            if (m_.opt.unthrottled_first ? entries_[e].steps[0].throttled() == throttled : throttled)
+                ready_.push_back(e);  // without the switch: batch order, in the second pass
+        }
     // Workers issue QUERYs too: the buffer must fit any of them before they do.
     size_t need = sizeof(mlx5dv_devx_async_cmd_hdr) + query_outlen_;
     if (m_.comp_buf.size() < need) m_.comp_buf.resize(need);
     m_.throttle.reset_peak();
     m_.slots.reset_peak();
-    stall_check_ = m_.fast_commands();
+    stall_check_ = m_.opt.stall_check && m_.fast_commands();
     std::lock_guard lk(m_.done_mu);
     m_.live_jobs = 0;
     m_.loop_waiting = false;
@@ -312,11 +315,12 @@ void AsyncRun::post_blocking(uint32_t e, bool slot_held) {
         // The batch's first job goes at once: its worker's wake-up overlaps
         // with building the others.
         m_.post_live(to_post_);
-    } else if (built_ == first_wave(to_post_.back()->steps[0]) && open_count_ > built_) {
+    } else if (m_.opt.first_wave_yield && built_ == first_wave(to_post_.back()->steps[0]) && open_count_ > built_) {
         // A first wave of what may run at once: start it before building the rest,
         // and give the CPU to the workers just woken (on one CPU they wait
         // on this thread's run queue while it builds the others).
         m_.post_live(to_post_);
+        ++d_.first_waves;
         ::sched_yield();
     }
 }
@@ -396,7 +400,7 @@ void AsyncRun::on_job(std::unique_ptr<Job> job) {
         // async EBUSY, up to the retry limit.
         Command& c = job->steps[i];
         StepResult& r = res_.entries[e].steps[next_[e]];
-        if (r.busy_retries >= kMaxBusyRetries) {
+        if (m_.opt.limit_busy_retries && r.busy_retries >= kMaxBusyRetries) {
             record(e, finish_step(std::move(c), std::move(job->outcomes[i])));
             return;
         }

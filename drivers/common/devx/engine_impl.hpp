@@ -102,7 +102,7 @@ struct Engine::Impl {
     }
     static constexpr int64_t kFastCommandNs = 100'000;
     bool fast_commands() const noexcept {
-        return blocking_ns.load(std::memory_order_relaxed) < kFastCommandNs;
+        return opt.sense_fast_commands && blocking_ns.load(std::memory_order_relaxed) < kFastCommandNs;
     }
     // Fast commands keep at most this many workers awake: the CPUs the
     // workers may run on (worker_cpus); more only switch and contend. A
