@@ -158,12 +158,8 @@ struct Switch {
 };
 constexpr Switch kSwitches[] = {
     {"sense_fast_commands", &devx::EngineOptions::sense_fast_commands},
-    {"stall_check", &devx::EngineOptions::stall_check},
-    {"first_wave_yield", &devx::EngineOptions::first_wave_yield},
-    {"unthrottled_first", &devx::EngineOptions::unthrottled_first},
     {"tiered_wakeups", &devx::EngineOptions::tiered_wakeups},
     {"workers_follow_caller", &devx::EngineOptions::workers_follow_caller},
-    {"limit_busy_retries", &devx::EngineOptions::limit_busy_retries},
 };
 
 // Zero modelled latency (bm_engine.cpp's profile): the fast-command

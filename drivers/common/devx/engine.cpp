@@ -159,7 +159,7 @@ void Engine::Impl::worker_run(std::unique_ptr<Job> job) noexcept {
     // free, the pool grows by one, up to fast_workers; once the average says
     // the commands are slow after all, up to the commands of the job's class
     // that may run at once. A command that hangs leaves the average as it
-    // was: the loop's stall check grows the pool then.
+    // was until it ends (the kernel's command timeout).
     const bool throttled = job->first_throttled();
     if (job->continue_async && has_room(throttled))
         pool->wake_one_if_queued(fast_commands() ? fast_workers.load(std::memory_order_relaxed)
@@ -307,7 +307,6 @@ void Engine::Impl::add_stats(const EngineStats& d) noexcept {
     stats.busy_retries += d.busy_retries;
     stats.blocking_fallbacks += d.blocking_fallbacks;
     stats.stale_completions += d.stale_completions;
-    stats.first_waves += d.first_waves;
     stats.timed_out += d.timed_out;
     stats.failed += d.failed;
 }
@@ -434,6 +433,7 @@ const EngineOptions& Engine::options() const noexcept { return impl_->opt; }
 const Throttle& Engine::throttle() const noexcept { return impl_->throttle; }
 const Throttle& Engine::slots() const noexcept { return impl_->slots; }
 unsigned Engine::worker_count() const noexcept { return impl_->pool ? impl_->pool->size() : 0; }
+unsigned Engine::worker_tiers() const noexcept { return impl_->pool ? impl_->pool->tiers() : 0; }
 
 EngineStats Engine::stats() const noexcept {
     std::lock_guard lk(impl_->stats_mu);

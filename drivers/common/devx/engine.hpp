@@ -101,21 +101,9 @@ struct EngineOptions {
     // Fast commands (average blocking latency under 100 us) wake one worker
     // per batch and grow the pool one at a time; false: always as slow ones.
     bool sense_fast_commands = true;
-    // Fast commands: the loop wakes once per millisecond to add a worker when
-    // every awake one is stuck; false: it sleeps until an event.
-    bool stall_check = true;
-    // The first wave of blocking jobs goes before the rest are built, and the
-    // loop yields its CPU to the woken workers; false: all posted at once.
-    bool first_wave_yield = true;
-    // Entries whose first step is outside the throttle are queued first;
-    // false: batch order.
-    bool unthrottled_first = true;
     // Workers sleep in tiers of max_inflight, one notify_all per tier; false:
     // one condition variable for the whole pool.
     bool tiered_wakeups = true;
-    // A blocking QUERY refused (EBUSY/EAGAIN) kMaxBusyRetries times fails
-    // with that errno; false: it retries until the deadline.
-    bool limit_busy_retries = true;
     std::string thread_prefix = "mlx5a-wk";
 };
 
@@ -126,7 +114,6 @@ struct EngineStats {
     uint64_t busy_retries = 0;      // EBUSY/EAGAIN from obj_query_async
     uint64_t blocking_fallbacks = 0;  // EBUSY with nothing in flight: run on a worker
     uint64_t stale_completions = 0;   // completions of steps whose batch had returned
-    uint64_t first_waves = 0;   // first waves posted before the rest of their batch was built
     uint64_t timed_out = 0;
     uint64_t failed = 0;
 };
@@ -175,6 +162,7 @@ public:
     const Throttle& slots() const noexcept;     // every command
     EngineStats stats() const noexcept;
     unsigned worker_count() const noexcept;
+    unsigned worker_tiers() const noexcept;  // condition variables the workers sleep on
 
     struct Impl;
 

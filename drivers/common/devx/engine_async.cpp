@@ -1,6 +1,5 @@
 // The async strategy: one epoll loop on the calling thread over the cmd_comp
 // fd, the work eventfd and the deadline timerfd. No sleeps, no poll interval.
-#include <sched.h>
 #include <sys/epoll.h>
 #include <sys/timerfd.h>
 
@@ -15,18 +14,6 @@
 
 namespace mlx5async::devx {
 namespace {
-
-// A step refused this many times (EBUSY/EAGAIN) fails with that errno.
-constexpr unsigned kMaxBusyRetries = 100000;
-
-using std::chrono::nanoseconds;
-
-// Fast commands: how often (ms) the loop checks that the few awake workers
-// are not all stuck in a command that blocks after all (one that hangs: slow
-// ones that complete turn the engine slow, and workers grow the pool). A
-// batch of fast commands rarely lasts that long, so the check costs such
-// batches nothing.
-constexpr int kStallCheckMs = 1;
 
 timespec to_timespec(Clock::time_point t) {
     auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
@@ -67,11 +54,6 @@ private:
     void arm_timer(Clock::time_point deadline, bool on);
     static void arm_at(UniqueFd& fd, Clock::time_point t);
     static void disarm(UniqueFd& fd);
-    int wait_events(epoll_event* evs, int max);
-    // The blocking commands of this command's class that may run at once.
-    unsigned first_wave(const Command& c) const {
-        return std::min(m_.pool->size(), c.throttled() ? m_.throttle.limit() : m_.slots.limit());
-    }
 
     Engine::Impl& m_;
     std::vector<Entry>& entries_;
@@ -93,10 +75,6 @@ private:
     std::vector<std::unique_ptr<Job>> to_post_;  // blocking jobs for the workers
     size_t built_ = 0;  // blocking jobs made by this batch
     EngineStats d_;
-    // Fast commands (few workers awake): the loop's sleep times out now and
-    // then, so that a batch whose commands hang still gets its workers
-    // (epoll's own timeout: no timer syscalls in batches of microseconds).
-    bool stall_check_ = false;
     bool cut_ = false;  // Engine::cut_short: nothing more is issued
 };
 
@@ -108,21 +86,13 @@ void AsyncRun::start() {
         for (const Command& c : entries_[e].steps)
             if (c.kind == CmdKind::Query) query_outlen_ = std::max(query_outlen_, c.outlen);
     }
-    // Entries that start outside the throttle go first: the workers take
-    // jobs in order, and one waiting for a throttle token would hold back
-    // the commands queued behind it that need a slot only.
-    for (bool throttled : {false, true})
-        for (uint32_t e = 0; e < entries_.size(); ++e) {
-            if (!open_[e]) continue;
-            if (m_.opt.unthrottled_first ? entries_[e].steps[0].throttled() == throttled : throttled)
-                ready_.push_back(e);  // without the switch: batch order, in the second pass
-        }
+    for (uint32_t e = 0; e < entries_.size(); ++e)
+        if (open_[e]) ready_.push_back(e);
     // Workers issue QUERYs too: the buffer must fit any of them before they do.
     size_t need = sizeof(mlx5dv_devx_async_cmd_hdr) + query_outlen_;
     if (m_.comp_buf.size() < need) m_.comp_buf.resize(need);
     m_.throttle.reset_peak();
     m_.slots.reset_peak();
-    stall_check_ = m_.opt.stall_check && m_.fast_commands();
     std::lock_guard lk(m_.done_mu);
     m_.live_jobs = 0;
     m_.loop_waiting = false;
@@ -157,8 +127,7 @@ void AsyncRun::run(Clock::time_point deadline) {
         if (open_count_ == 0) break;
         if (take_jobs()) continue;  // jobs came back while we were busy: no sleep
         epoll_event evs[4];
-        int n = wait_events(evs, 4);
-        if (n == 0) continue;  // the stall check's timeout
+        int n = ::epoll_wait(m_.epoll.get(), evs, 4, -1);
         if (n < 0) {
             if (errno == EINTR) continue;
             logf(LogLevel::Error, "devx: epoll_wait failed: errno %d", errno);
@@ -194,16 +163,6 @@ void AsyncRun::run(Clock::time_point deadline) {
     }
     if (timed) arm_timer(deadline, false);
     finish();
-}
-
-int AsyncRun::wait_events(epoll_event* evs, int max) {
-    if (stall_check_) {
-        int n = ::epoll_wait(m_.epoll.get(), evs, max, kStallCheckMs);
-        if (n == 0 && m_.slots.in_flight() < m_.slots.limit())
-            m_.pool->wake_one_if_stalled(nanoseconds(std::chrono::milliseconds(kStallCheckMs)).count());
-        return n;
-    }
-    return ::epoll_wait(m_.epoll.get(), evs, max, -1);
 }
 
 void AsyncRun::arm_timer(Clock::time_point deadline, bool on) {
@@ -311,18 +270,9 @@ void AsyncRun::post_blocking(uint32_t e, bool slot_held) {
     job_of_[e] = job.get();
     to_post_.push_back(std::move(job));  // posted together at the end of dispatch()
     ++built_;
-    if (built_ == 1) {
-        // The batch's first job goes at once: its worker's wake-up overlaps
-        // with building the others.
-        m_.post_live(to_post_);
-    } else if (m_.opt.first_wave_yield && built_ == first_wave(to_post_.back()->steps[0]) && open_count_ > built_) {
-        // A first wave of what may run at once: start it before building the rest,
-        // and give the CPU to the workers just woken (on one CPU they wait
-        // on this thread's run queue while it builds the others).
-        m_.post_live(to_post_);
-        ++d_.first_waves;
-        ::sched_yield();
-    }
+    // The batch's first job goes at once: its worker's wake-up overlaps
+    // with building the others.
+    if (built_ == 1) m_.post_live(to_post_);
 }
 
 // Stores the result of step next_[e]; true when the chain goes on with the
@@ -397,13 +347,9 @@ void AsyncRun::on_job(std::unique_ptr<Job> job) {
             continue;
         }
         // A blocking query refused (outcome_busy_query): requeue it like an
-        // async EBUSY, up to the retry limit.
+        // async EBUSY; the deadline bounds the retries.
         Command& c = job->steps[i];
         StepResult& r = res_.entries[e].steps[next_[e]];
-        if (m_.opt.limit_busy_retries && r.busy_retries >= kMaxBusyRetries) {
-            record(e, finish_step(std::move(c), std::move(job->outcomes[i])));
-            return;
-        }
         ++r.busy_retries;
         ++d_.busy_retries;
         r.state = StepState::Queued;

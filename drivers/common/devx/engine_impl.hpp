@@ -105,9 +105,7 @@ struct Engine::Impl {
         return opt.sense_fast_commands && blocking_ns.load(std::memory_order_relaxed) < kFastCommandNs;
     }
     // Fast commands keep at most this many workers awake: the CPUs the
-    // workers may run on (worker_cpus); more only switch and contend. A
-    // batch of them that hangs grows the pool by the loop's stall check
-    // (wake_one_if_stalled).
+    // workers may run on (worker_cpus).
     std::atomic<unsigned> fast_workers{1};  // read by workers, written by run()
     // The CPUs the workers may run on (inherited from the creator, then the
     // caller's when workers_follow_caller); under run_mu.
