@@ -159,7 +159,7 @@ void Engine::Impl::worker_run(std::unique_ptr<Job> job) noexcept {
     // free, the pool grows by one, up to fast_workers; once the average says
     // the commands are slow after all, up to the commands of the job's class
     // that may run at once. A command that hangs leaves the average as it
-    // was until it ends (the kernel's command timeout).
+    // was: the loop's stall check grows the pool then.
     const bool throttled = job->first_throttled();
     if (job->continue_async && has_room(throttled))
         pool->wake_one_if_queued(fast_commands() ? fast_workers.load(std::memory_order_relaxed)

@@ -101,6 +101,12 @@ struct EngineOptions {
     // Fast commands (average blocking latency under 100 us) wake one worker
     // per batch and grow the pool one at a time; false: always as slow ones.
     bool sense_fast_commands = true;
+    // Fast commands: the loop wakes once per millisecond to add a worker when
+    // every awake one is stuck; false: it sleeps until an event.
+    bool stall_check = true;
+    // Entries whose first step is outside the throttle are queued first;
+    // false: batch order.
+    bool unthrottled_first = true;
     // Workers sleep in tiers of max_inflight, one notify_all per tier; false:
     // one condition variable for the whole pool.
     bool tiered_wakeups = true;

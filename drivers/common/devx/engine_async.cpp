@@ -15,6 +15,13 @@
 namespace mlx5async::devx {
 namespace {
 
+using std::chrono::nanoseconds;
+
+// Fast commands: how often (ms) the loop checks that the few awake workers
+// are not all stuck in a command that blocks after all (one that hangs: slow
+// ones that complete turn the engine slow, and workers grow the pool).
+constexpr int kStallCheckMs = 1;
+
 timespec to_timespec(Clock::time_point t) {
     auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
     if (ns < 1) ns = 1;  // zero would disarm the timer
@@ -54,6 +61,7 @@ private:
     void arm_timer(Clock::time_point deadline, bool on);
     static void arm_at(UniqueFd& fd, Clock::time_point t);
     static void disarm(UniqueFd& fd);
+    int wait_events(epoll_event* evs, int max);
 
     Engine::Impl& m_;
     std::vector<Entry>& entries_;
@@ -75,6 +83,10 @@ private:
     std::vector<std::unique_ptr<Job>> to_post_;  // blocking jobs for the workers
     size_t built_ = 0;  // blocking jobs made by this batch
     EngineStats d_;
+    // Fast commands (few workers awake): the loop's sleep times out now and
+    // then, so that a batch whose commands hang still gets its workers
+    // (epoll's own timeout: no timer syscalls in batches of microseconds).
+    bool stall_check_ = false;
     bool cut_ = false;  // Engine::cut_short: nothing more is issued
 };
 
@@ -86,13 +98,21 @@ void AsyncRun::start() {
         for (const Command& c : entries_[e].steps)
             if (c.kind == CmdKind::Query) query_outlen_ = std::max(query_outlen_, c.outlen);
     }
-    for (uint32_t e = 0; e < entries_.size(); ++e)
-        if (open_[e]) ready_.push_back(e);
+    // Entries that start outside the throttle go first: the workers take
+    // jobs in order, and one waiting for a throttle token would hold back
+    // the commands queued behind it that need a slot only.
+    for (bool throttled : {false, true})
+        for (uint32_t e = 0; e < entries_.size(); ++e) {
+            if (!open_[e]) continue;
+            if (m_.opt.unthrottled_first ? entries_[e].steps[0].throttled() == throttled : throttled)
+                ready_.push_back(e);  // without the switch: batch order, in the second pass
+        }
     // Workers issue QUERYs too: the buffer must fit any of them before they do.
     size_t need = sizeof(mlx5dv_devx_async_cmd_hdr) + query_outlen_;
     if (m_.comp_buf.size() < need) m_.comp_buf.resize(need);
     m_.throttle.reset_peak();
     m_.slots.reset_peak();
+    stall_check_ = m_.opt.stall_check && m_.fast_commands();
     std::lock_guard lk(m_.done_mu);
     m_.live_jobs = 0;
     m_.loop_waiting = false;
@@ -127,7 +147,8 @@ void AsyncRun::run(Clock::time_point deadline) {
         if (open_count_ == 0) break;
         if (take_jobs()) continue;  // jobs came back while we were busy: no sleep
         epoll_event evs[4];
-        int n = ::epoll_wait(m_.epoll.get(), evs, 4, -1);
+        int n = wait_events(evs, 4);
+        if (n == 0) continue;  // the stall check's timeout
         if (n < 0) {
             if (errno == EINTR) continue;
             logf(LogLevel::Error, "devx: epoll_wait failed: errno %d", errno);
@@ -163,6 +184,16 @@ void AsyncRun::run(Clock::time_point deadline) {
     }
     if (timed) arm_timer(deadline, false);
     finish();
+}
+
+int AsyncRun::wait_events(epoll_event* evs, int max) {
+    if (stall_check_) {
+        int n = ::epoll_wait(m_.epoll.get(), evs, max, kStallCheckMs);
+        if (n == 0 && m_.slots.in_flight() < m_.slots.limit())
+            m_.pool->wake_one_if_stalled(nanoseconds(std::chrono::milliseconds(kStallCheckMs)).count());
+        return n;
+    }
+    return ::epoll_wait(m_.epoll.get(), evs, max, -1);
 }
 
 void AsyncRun::arm_timer(Clock::time_point deadline, bool on) {

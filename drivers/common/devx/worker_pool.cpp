@@ -6,11 +6,12 @@
 #include <cstdint>
 
 #include "common/base/named_thread.hpp"
+#include "common/base/steady_clock.hpp"
 
 namespace mlx5async::devx {
 
 WorkerPool::WorkerPool(unsigned threads, const std::string& name_prefix, RunFn run, unsigned tier)
-    : run_(std::move(run)), count_(threads), tier_size_(tier ? tier : std::max(threads, 1u)) {
+    : run_(std::move(run)), tier_size_(tier ? tier : std::max(threads, 1u)), busy_since_(threads, 0) {
     for (unsigned i = 0; i < threads; i += tier_size_) tiers_.push_back(std::make_unique<Tier>());
     threads_.reserve(threads);
     for (unsigned i = 0; i < threads; ++i)
@@ -60,7 +61,7 @@ void WorkerPool::post_all(std::vector<std::unique_ptr<Job>>& jobs, size_t max_wa
     {
         std::lock_guard lk(mu_);
         for (auto& j : jobs) queue_.push_back(std::move(j));
-        const size_t sleeping = idle_ - woken_, awake = count_ - sleeping;
+        const size_t sleeping = idle_ - woken_, awake = busy_since_.size() - sleeping;
         // At least one, unless a worker is awake: it comes back for the queue.
         const size_t room = awake < max_awake ? max_awake - awake : 0;
         w = plan_wakes(std::min({jobs.size(), sleeping, std::max<size_t>(max_wake, 1),
@@ -75,7 +76,20 @@ void WorkerPool::wake_one_if_queued(unsigned max_awake) {
     {
         std::lock_guard lk(mu_);
         if (queue_.empty() || woken_ > 0 || idle_ == 0) return;
-        if (count_ - (idle_ - woken_) >= max_awake) return;
+        if (busy_since_.size() - (idle_ - woken_) >= max_awake) return;
+        w = plan_wakes(1);
+    }
+    notify(w);
+}
+
+void WorkerPool::wake_one_if_stalled(int64_t ns) {
+    Wakes w;
+    {
+        std::lock_guard lk(mu_);
+        if (queue_.empty() || idle_ == woken_) return;
+        const int64_t since = steady_now_ns() - ns;
+        for (int64_t t : busy_since_)
+            if (t > since) return;  // a worker started a job recently: it is moving
         w = plan_wakes(1);
     }
     notify(w);
@@ -87,6 +101,7 @@ void WorkerPool::loop(size_t self) {
         std::unique_ptr<Job> job;
         {
             std::unique_lock lk(mu_);
+            busy_since_[self] = 0;
             ++idle_;
             ++tier.idle;
             while (queue_.empty() && !stopping_) {
@@ -101,6 +116,7 @@ void WorkerPool::loop(size_t self) {
             if (queue_.empty()) return;  // stopping, nothing left to run
             job = std::move(queue_.front());
             queue_.pop_front();
+            busy_since_[self] = steady_now_ns();
         }
         run_(std::move(job));
     }

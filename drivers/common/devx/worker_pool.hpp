@@ -45,12 +45,16 @@ public:
     // fewer than `max_awake` workers are awake: lets the pool grow one worker
     // at a time when few were woken.
     void wake_one_if_queued(unsigned max_awake = UINT32_MAX);
+    // Wakes one more idle worker if jobs wait and every awake worker has been
+    // in its current job for at least `ns` (they block: the device is slow
+    // after all), whatever the number awake.
+    void wake_one_if_stalled(int64_t ns);
     // Moves every worker to these CPUs (a job in progress goes on there);
     // 0 or the first errno.
     int set_affinity(const cpu_set_t& cpus) noexcept;
     // Lets running jobs finish, joins every thread, returns the jobs never started.
     std::vector<std::unique_ptr<Job>> stop() noexcept;
-    unsigned size() const noexcept { return count_; }
+    unsigned size() const noexcept { return static_cast<unsigned>(threads_.size()); }
     unsigned tiers() const noexcept { return static_cast<unsigned>(tiers_.size()); }
 
 private:
@@ -69,13 +73,13 @@ private:
     static void notify(const Wakes& w);
 
     RunFn run_;
-    const unsigned count_;  // workers
     std::mutex mu_;  // protects queue_
     const unsigned tier_size_;
     std::vector<std::unique_ptr<Tier>> tiers_;
     bool stopping_ = false;  // under mu_
     unsigned idle_ = 0;      // under mu_: workers waiting, all tiers
     unsigned woken_ = 0;     // under mu_: of those, notified and not yet running
+    std::vector<int64_t> busy_since_;  // under mu_: per worker, steady ns its job began; 0 idle
     std::deque<std::unique_ptr<Job>> queue_;
     std::vector<std::jthread> threads_;
 };
