@@ -3,19 +3,16 @@
 reported): per cell (latency profile, op, N), the all-on median and spread
 (max - min of the all-on repetitions) and, per heuristic, the median with it
 off. A heuristic beats the run's spread in a cell when its off-median exceeds
-the all-on median by more than the all-on spread; it is kept when it does in
-some cell. Prints the Markdown tables; the JSON carries them too, with the
-command and commit, for ./run report (tools/measured.py).
+the all-on median by more than the all-on spread; doc/engine.md
+("Heuristics") keeps one that does in some cell. Prints the Markdown tables;
+the JSON carries them too, with the command and the revision bm_engine was
+built at, for ./run report (tools/measured.py).
 
   bench_heuristics.py RAW.json OUT.json COMMAND"""
 import json
-import os
 import re
 import statistics
 import sys
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import measured  # noqa: E402
 
 NAME = re.compile(r"BM_Heuristics/off:(\w+)/latency:(\w+)/op:(\w+)/queues:(\d+)/")
 
@@ -52,21 +49,19 @@ def rows(data):
     return out
 
 
-def markdown(rs, kept):
+def markdown(rs, beats):
     def ratio(r, v):
         return f"{v / r['ideal_ms']:.3f}" if r["ideal_ms"] > 0 else f"{v:.3f} ms"
-    lines = ["Kept where, in some cell, the median with the heuristic off is worse than the "
-             "all-on median by more than the all-on spread (max - min of 5 repetitions). "
-             "Cells: the emulator's profile (median batch / ideal) and zero modelled latency "
-             "(median batch, ms).", "",
+    lines = ["Cells: the emulator's profile (median batch / ideal) and zero modelled latency "
+             "(median batch, ms); spread: max - min of the 5 all-on repetitions.", "",
              "| heuristic | latency | op | N | all-on median | off median | spread | off worse beyond spread |",
              "|---|---|---|---|---|---|---|---|"]
     for r in rs:
         lines.append(f"| {r['heuristic']} | {r['latency']} | {r['op']} | {r['n']} | "
                      f"{ratio(r, r['on_median_ms'])} | {ratio(r, r['off_median_ms'])} | "
                      f"{ratio(r, r['spread_ms'])} | {'yes' if r['beats_spread'] else 'no'} |")
-    lines += ["", "| heuristic | kept |", "|---|---|"]
-    lines += [f"| {h} | {'yes' if k else 'no'} |" for h, k in sorted(kept.items())]
+    lines += ["", "| heuristic | off worse beyond spread in some cell |", "|---|---|"]
+    lines += [f"| {h} | {'yes' if k else 'no'} |" for h, k in sorted(beats.items())]
     return "\n".join(lines)
 
 
@@ -74,15 +69,15 @@ def main(raw_path, out_path, command):
     with open(raw_path) as f:
         raw = json.load(f)
     rs = rows(samples(raw))
-    kept = {}
+    beats = {}
     for r in rs:
-        kept[r["heuristic"]] = kept.get(r["heuristic"], False) or r["beats_spread"]
-    md = markdown(rs, kept)
+        beats[r["heuristic"]] = beats.get(r["heuristic"], False) or r["beats_spread"]
+    md = markdown(rs, beats)
     ctx = raw.get("context", {})
-    doc = {"command": command, "commit": measured.commit(), "markdown": md,
+    doc = {"command": command, "commit": ctx.get("git_revision", "unknown"), "markdown": md,
            "context": {k: ctx.get(k) for k in ("profile", "git_revision", "cpu_affinity", "num_cpus", "load_avg")},
-           "rule": "kept when off_median - on_median > spread (max - min of the all-on repetitions) in some cell",
-           "rows": rs, "kept": kept}
+           "rule": "beats the spread: off_median - on_median > spread (max - min of the all-on repetitions)",
+           "rows": rs, "beats_spread": beats}
     with open(out_path, "w") as f:
         json.dump(doc, f, indent=1)
     print(md)
