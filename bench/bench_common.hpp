@@ -42,6 +42,7 @@ private:
 };
 
 void register_suspend_resume();
+void register_heuristics();
 void register_engine_overhead();
 void register_floor();
 void register_destination();

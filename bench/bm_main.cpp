@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
     bench::register_destination();
 #else
     bench::register_suspend_resume();
+    bench::register_heuristics();
     bench::register_engine_overhead();
     bench::register_floor();
 #endif

@@ -4,12 +4,19 @@
 // profile's latencies and T = inflight), measured_ms (the median batch of
 // the repetition) and mean_ms, measured_over_ideal (median/ideal), cmds,
 // peak_inflight. The sequential and threads baselines run in the same binary.
+// BM_Heuristics: the async engine with each heuristic of EngineOptions off,
+// beside all on (tools/bench_heuristics.py makes out/bench/heuristics.json).
 #include <benchmark/benchmark.h>
+
+#include <sched.h>
+#include <sys/sysinfo.h>
 
 #include <atomic>
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <string>
+#include <thread>
 
 #include "bench_common.hpp"
 #include "common/devx/engine.hpp"
@@ -53,11 +60,27 @@ struct Rig {
     }
 };
 
-std::unique_ptr<Rig> make_rig(benchmark::State& st, Strategy s, unsigned n, unsigned inflight) {
+// Creates the engine on a thread that may use every CPU, as a DPDK
+// application's probe may run, while the batches run on the calling thread
+// (one CPU under tools/bench): the case EngineOptions::workers_follow_caller
+// is for.
+Result<std::unique_ptr<Engine>> create_on_every_cpu(ibv_context* ctx, devx::EngineOptions opt) {
+    std::optional<Result<std::unique_ptr<Engine>>> eng;
+    std::thread([&] {
+        cpu_set_t all;
+        CPU_ZERO(&all);
+        for (int c = 0; c < ::get_nprocs_conf() && c < CPU_SETSIZE; ++c) CPU_SET(c, &all);
+        (void)::sched_setaffinity(0, sizeof all, &all);  // the kernel keeps the ones allowed
+        eng.emplace(Engine::create(emu::api(), ctx, std::move(opt)));
+    }).join();
+    return std::move(*eng);
+}
+
+std::unique_ptr<Rig> make_rig(benchmark::State& st, devx::EngineOptions opt, unsigned n,
+                              const std::string& spec = profile_spec(), bool wide_creator = false) {
     static std::atomic<int> seq{0};
     auto rig = std::make_unique<Rig>();
     rig->name = "bench" + std::to_string(seq++);
-    std::string spec = profile_spec();
     auto prof = emu::parse_spec(spec);
     auto dev = emu::create_device(rig->name, spec);
     if (!prof || !dev) {
@@ -71,8 +94,8 @@ std::unique_ptr<Rig> make_rig(benchmark::State& st, Strategy s, unsigned n, unsi
         return nullptr;
     }
     rig->rv = std::make_unique<testing::ReadyVirtqs>(std::move(*rv));
-    auto eng = Engine::create(emu::api(), rig->rv->ctx.get(),
-                              {.strategy = s, .max_inflight = inflight});
+    auto eng = wide_creator ? create_on_every_cpu(rig->rv->ctx.get(), std::move(opt))
+                            : Engine::create(emu::api(), rig->rv->ctx.get(), std::move(opt));
     if (!eng) {
         st.SkipWithError("engine");
         return nullptr;
@@ -81,22 +104,20 @@ std::unique_ptr<Rig> make_rig(benchmark::State& st, Strategy s, unsigned n, unsi
     return rig;
 }
 
-void run_op(benchmark::State& st, Strategy s, Op op) {
+void measure(benchmark::State& st, Rig& rig, Op op) {
     const unsigned n = unsigned(st.range(0)), t = unsigned(st.range(1));
-    auto rig = make_rig(st, s, n, t);
-    if (!rig) return;
     BatchTimes times;
     unsigned peak = 0;
-    uint64_t busy0 = rig->eng->stats().busy_retries;
+    uint64_t busy0 = rig.eng->stats().busy_retries;
     uint64_t cmds = 0;
     for (auto _ : st) {
         if (op == Op::Resume) {  // bring the queues to SUSPEND, untimed
             st.PauseTiming();
-            BatchResult pre = rig->eng->run(rig->batch(Op::Suspend), kRunTimeout);
+            BatchResult pre = rig.eng->run(rig.batch(Op::Suspend), kRunTimeout);
             st.ResumeTiming();
             if (!pre.ok()) st.SkipWithError("suspend before resume failed");
         }
-        BatchResult r = rig->eng->run(rig->batch(op), kRunTimeout);
+        BatchResult r = rig.eng->run(rig.batch(op), kRunTimeout);
         if (!r.ok()) {
             st.SkipWithError("batch failed");
             break;
@@ -106,12 +127,12 @@ void run_op(benchmark::State& st, Strategy s, Op op) {
         cmds = r.done;
         if (op == Op::Suspend) {  // back to RDY, untimed
             st.PauseTiming();
-            BatchResult post = rig->eng->run(rig->batch(Op::Resume), kRunTimeout);
+            BatchResult post = rig.eng->run(rig.batch(Op::Resume), kRunTimeout);
             st.ResumeTiming();
             if (!post.ok()) st.SkipWithError("resume after suspend failed");
         }
     }
-    const double ideal_ms = double(emu::ideal_ns(rig->profile, op == Op::Suspend, n, t)) / 1e6;
+    const double ideal_ms = double(emu::ideal_ns(rig.profile, op == Op::Suspend, n, t)) / 1e6;
     double measured_ms = times.median();
     st.counters["ideal_ms"] = ideal_ms;
     st.counters["measured_ms"] = measured_ms;
@@ -121,10 +142,60 @@ void run_op(benchmark::State& st, Strategy s, Op op) {
     st.counters["peak_inflight"] = peak;
     // EBUSY refusals of async queries (all runs, untimed ones included), per iteration.
     st.counters["busy_retries"] =
-        double(rig->eng->stats().busy_retries - busy0) / double(std::max<int64_t>(1, st.iterations()));
+        double(rig.eng->stats().busy_retries - busy0) / double(std::max<int64_t>(1, st.iterations()));
+}
+
+void run_op(benchmark::State& st, Strategy s, Op op) {
+    const unsigned n = unsigned(st.range(0)), t = unsigned(st.range(1));
+    auto rig = make_rig(st, {.strategy = s, .max_inflight = t}, n);
+    if (rig) measure(st, *rig, op);
+}
+
+// The EngineOptions switches of the heuristics doc/engine.md measures.
+struct Switch {
+    const char* name;
+    bool devx::EngineOptions::*on;
+};
+constexpr Switch kSwitches[] = {
+    {"sense_fast_commands", &devx::EngineOptions::sense_fast_commands},
+    {"stall_check", &devx::EngineOptions::stall_check},
+    {"unthrottled_first", &devx::EngineOptions::unthrottled_first},
+    {"tiered_wakeups", &devx::EngineOptions::tiered_wakeups},
+    {"workers_follow_caller", &devx::EngineOptions::workers_follow_caller},
+};
+
+// Zero modelled latency (bm_engine.cpp's profile): the fast-command
+// heuristics act only where commands return in microseconds.
+constexpr const char* kZeroLatencySpec = "cx7,modify_us=0,query_us=0,create_us=0,max_virtqs=1024";
+
+void run_heuristic(benchmark::State& st, const Switch* off, bool zero, Op op) {
+    devx::EngineOptions opt{.max_inflight = unsigned(st.range(1))};
+    if (off) opt.*(off->on) = false;
+    auto rig = make_rig(st, std::move(opt), unsigned(st.range(0)),
+                        zero ? std::string(kZeroLatencySpec) : profile_spec(), true);
+    if (rig) measure(st, *rig, op);
 }
 
 }  // namespace
+
+// BM_Heuristics/off:<switch|none>/latency:<profile|zero>/op:<suspend|resume>/queues:N/inflight:16,
+// every repetition reported (tools/bench_heuristics.py takes medians and spreads).
+void register_heuristics() {
+    for (int h = -1; h < int(std::size(kSwitches)); ++h)
+        for (bool zero : {false, true})
+            for (Op op : {Op::Suspend, Op::Resume}) {
+                const Switch* off = h < 0 ? nullptr : &kSwitches[h];
+                std::string name = std::string("BM_Heuristics/off:") + (off ? off->name : "none") +
+                                   "/latency:" + (zero ? "zero" : "profile") +
+                                   "/op:" + (op == Op::Suspend ? "suspend" : "resume");
+                auto* b = benchmark::RegisterBenchmark(name.c_str(), [off, zero, op](benchmark::State& st) {
+                    run_heuristic(st, off, zero, op);
+                });
+                b->ArgNames({"queues", "inflight"});
+                for (long n : {1, 32, 1024}) b->Args({n, 16});
+                b->Unit(benchmark::kMillisecond)->UseRealTime()->Repetitions(5);
+            }
+}
 
 // BM_Suspend/strategy:async/queues:32/inflight:16 ... Async: N = 1 .. 1024;
 // the blocking baselines stop at 64 (sequential at N=1024 would take about

@@ -18,7 +18,8 @@ marked block:
 
 `demo` names out/demo/summary.json, which `./run demo` writes;
 `<!-- measured: migrate devices4 -->` names out/migrate/summary-devices4.json
-(`./run migrate --devices 4`). report fills every block of a name from
+(`./run migrate --devices 4`); `<!-- measured: bench heuristics -->`, where no
+summary-heuristics.json exists, out/bench/heuristics.json (`./run bench`). report fills every block of a name from
 that file; where it does not exist (the command was not run in this tree),
 from the first doc whose block of that name is filled, so that every doc
 shows the same run."""
@@ -66,14 +67,20 @@ def key_of(m):
 
 
 def rendered(name, variant=None):
-    """The block body from out/<name>/summary[-variant].json, or None."""
-    path = os.path.join(TOP, "out", name, f"summary-{variant}.json" if variant else "summary.json")
-    try:
-        with open(path) as f:
-            s = json.load(f)
-    except FileNotFoundError:
-        return None
-    return f"`{s['command']}` at {s['commit']}:\n\n{s['markdown']}\n"
+    """The block body from out/<name>/summary[-variant].json, else from
+    out/<name>/<variant>.json (a data file with the same command, commit
+    and markdown keys: out/bench/heuristics.json), or None."""
+    paths = [os.path.join(TOP, "out", name, f"summary-{variant}.json" if variant else "summary.json")]
+    if variant:
+        paths.append(os.path.join(TOP, "out", name, f"{variant}.json"))
+    for path in paths:
+        try:
+            with open(path) as f:
+                s = json.load(f)
+        except FileNotFoundError:
+            continue
+        return f"`{s['command']}` at {s['commit']}:\n\n{s['markdown']}\n"
+    return None
 
 
 def read(path):

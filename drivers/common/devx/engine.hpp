@@ -96,6 +96,20 @@ struct EngineOptions {
     // cross-CPU wake-up (doc/engine.md, "Where the threads run").
     // false: the workers keep the creator's CPUs.
     bool workers_follow_caller = true;
+    // The heuristics doc/engine.md ("Heuristics") measures; each false turns
+    // one off (./run bench, out/bench/heuristics.json).
+    // Fast commands (average blocking latency under 100 us) wake one worker
+    // per batch and grow the pool one at a time; false: always as slow ones.
+    bool sense_fast_commands = true;
+    // Fast commands: the loop wakes once per millisecond to add a worker when
+    // every awake one is stuck; false: it sleeps until an event.
+    bool stall_check = true;
+    // Entries whose first step is outside the throttle are queued first;
+    // false: batch order.
+    bool unthrottled_first = true;
+    // Workers sleep in tiers of max_inflight, one notify_all per tier; false:
+    // one condition variable for the whole pool.
+    bool tiered_wakeups = true;
     std::string thread_prefix = "mlx5a-wk";
 };
 
@@ -154,6 +168,7 @@ public:
     const Throttle& slots() const noexcept;     // every command
     EngineStats stats() const noexcept;
     unsigned worker_count() const noexcept;
+    unsigned worker_tiers() const noexcept;  // condition variables the workers sleep on
 
     struct Impl;
 

@@ -1,6 +1,5 @@
 // The async strategy: one epoll loop on the calling thread over the cmd_comp
 // fd, the work eventfd and the deadline timerfd. No sleeps, no poll interval.
-#include <sched.h>
 #include <sys/epoll.h>
 #include <sys/timerfd.h>
 
@@ -16,16 +15,11 @@
 namespace mlx5async::devx {
 namespace {
 
-// A step refused this many times (EBUSY/EAGAIN) fails with that errno.
-constexpr unsigned kMaxBusyRetries = 100000;
-
 using std::chrono::nanoseconds;
 
 // Fast commands: how often (ms) the loop checks that the few awake workers
 // are not all stuck in a command that blocks after all (one that hangs: slow
-// ones that complete turn the engine slow, and workers grow the pool). A
-// batch of fast commands rarely lasts that long, so the check costs such
-// batches nothing.
+// ones that complete turn the engine slow, and workers grow the pool).
 constexpr int kStallCheckMs = 1;
 
 timespec to_timespec(Clock::time_point t) {
@@ -68,10 +62,6 @@ private:
     static void arm_at(UniqueFd& fd, Clock::time_point t);
     static void disarm(UniqueFd& fd);
     int wait_events(epoll_event* evs, int max);
-    // The blocking commands of this command's class that may run at once.
-    unsigned first_wave(const Command& c) const {
-        return std::min(m_.pool->size(), c.throttled() ? m_.throttle.limit() : m_.slots.limit());
-    }
 
     Engine::Impl& m_;
     std::vector<Entry>& entries_;
@@ -112,14 +102,17 @@ void AsyncRun::start() {
     // jobs in order, and one waiting for a throttle token would hold back
     // the commands queued behind it that need a slot only.
     for (bool throttled : {false, true})
-        for (uint32_t e = 0; e < entries_.size(); ++e)
-            if (open_[e] && entries_[e].steps[0].throttled() == throttled) ready_.push_back(e);
+        for (uint32_t e = 0; e < entries_.size(); ++e) {
+            if (!open_[e]) continue;
+            if (m_.opt.unthrottled_first ? entries_[e].steps[0].throttled() == throttled : throttled)
+                ready_.push_back(e);  // without the switch: batch order, in the second pass
+        }
     // Workers issue QUERYs too: the buffer must fit any of them before they do.
     size_t need = sizeof(mlx5dv_devx_async_cmd_hdr) + query_outlen_;
     if (m_.comp_buf.size() < need) m_.comp_buf.resize(need);
     m_.throttle.reset_peak();
     m_.slots.reset_peak();
-    stall_check_ = m_.fast_commands();
+    stall_check_ = m_.opt.stall_check && m_.fast_commands();
     std::lock_guard lk(m_.done_mu);
     m_.live_jobs = 0;
     m_.loop_waiting = false;
@@ -308,17 +301,9 @@ void AsyncRun::post_blocking(uint32_t e, bool slot_held) {
     job_of_[e] = job.get();
     to_post_.push_back(std::move(job));  // posted together at the end of dispatch()
     ++built_;
-    if (built_ == 1) {
-        // The batch's first job goes at once: its worker's wake-up overlaps
-        // with building the others.
-        m_.post_live(to_post_);
-    } else if (built_ == first_wave(to_post_.back()->steps[0]) && open_count_ > built_) {
-        // A first wave of what may run at once: start it before building the rest,
-        // and give the CPU to the workers just woken (on one CPU they wait
-        // on this thread's run queue while it builds the others).
-        m_.post_live(to_post_);
-        ::sched_yield();
-    }
+    // The batch's first job goes at once: its worker's wake-up overlaps
+    // with building the others.
+    if (built_ == 1) m_.post_live(to_post_);
 }
 
 // Stores the result of step next_[e]; true when the chain goes on with the
@@ -393,13 +378,9 @@ void AsyncRun::on_job(std::unique_ptr<Job> job) {
             continue;
         }
         // A blocking query refused (outcome_busy_query): requeue it like an
-        // async EBUSY, up to the retry limit.
+        // async EBUSY; the deadline bounds the retries.
         Command& c = job->steps[i];
         StepResult& r = res_.entries[e].steps[next_[e]];
-        if (r.busy_retries >= kMaxBusyRetries) {
-            record(e, finish_step(std::move(c), std::move(job->outcomes[i])));
-            return;
-        }
         ++r.busy_retries;
         ++d_.busy_retries;
         r.state = StepState::Queued;

@@ -102,12 +102,11 @@ struct Engine::Impl {
     }
     static constexpr int64_t kFastCommandNs = 100'000;
     bool fast_commands() const noexcept {
-        return blocking_ns.load(std::memory_order_relaxed) < kFastCommandNs;
+        return opt.sense_fast_commands && blocking_ns.load(std::memory_order_relaxed) < kFastCommandNs;
     }
     // Fast commands keep at most this many workers awake: the CPUs the
-    // workers may run on (worker_cpus); more only switch and contend. A
-    // batch of them that hangs grows the pool by the loop's stall check
-    // (wake_one_if_stalled).
+    // workers may run on (worker_cpus). A batch of them that hangs grows the
+    // pool by the loop's stall check (wake_one_if_stalled).
     std::atomic<unsigned> fast_workers{1};  // read by workers, written by run()
     // The CPUs the workers may run on (inherited from the creator, then the
     // caller's when workers_follow_caller); under run_mu.

@@ -55,6 +55,7 @@ public:
     // Lets running jobs finish, joins every thread, returns the jobs never started.
     std::vector<std::unique_ptr<Job>> stop() noexcept;
     unsigned size() const noexcept { return static_cast<unsigned>(threads_.size()); }
+    unsigned tiers() const noexcept { return static_cast<unsigned>(tiers_.size()); }
 
 private:
     struct Tier {

@@ -1,0 +1,168 @@
+// Each EngineOptions switch of a heuristic (doc/engine.md, "Heuristics")
+// turns it off: properties seen without timing (the order of issue, the
+// commands a device holds at once, the workers' condition variables).
+// workers_follow_caller: engine_affinity_test.cpp.
+#include <sched.h>
+
+#include <gtest/gtest.h>
+
+#include <future>
+#include <thread>
+#include <vector>
+
+#include "common/devx/engine.hpp"
+#include "common/prm/general_obj.hpp"
+#include "common/prm/opcodes.hpp"
+#include "tests/support/fake_devx_api.hpp"
+
+namespace mlx5async::devx {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::FakeCall;
+using testing::FakeDevx;
+using testing::FakeEvent;
+using testing::FakeOp;
+using testing::FakeReply;
+using prm::VirtqState;
+
+constexpr auto kGenerous = 10s;
+
+class EngineSwitches : public ::testing::Test {
+protected:
+    void SetUp() override {
+        for (int i = 0; i < 8; ++i) vqs_.push_back(fake_.make_obj(VirtqState::RDY));
+    }
+    void TearDown() override {
+        fake_.set_script(nullptr);
+        fake_.release_all();
+        if (eng_) eng_->shutdown();
+    }
+    Engine& engine(EngineOptions o) {
+        if (eng_) eng_->shutdown();
+        auto e = Engine::create(FakeDevx::api(), fake_.ctx(), std::move(o));
+        EXPECT_TRUE(e);
+        eng_ = std::move(*e);
+        return *eng_;
+    }
+    Batch all(bool suspend) const {
+        Batch b;
+        for (size_t q = 0; q < vqs_.size(); ++q) {
+            if (suspend)
+                b.add_suspend(vqs_[q], int(q));
+            else
+                b.add_resume(vqs_[q], int(q));
+        }
+        return b;
+    }
+    void hold_modifies() {
+        fake_.set_script([](const FakeCall& c) {
+            FakeReply r;
+            r.hold = c.op == FakeOp::Modify;
+            return r;
+        });
+    }
+
+    FakeDevx fake_;
+    std::vector<DevxObj> vqs_;
+    std::unique_ptr<Engine> eng_;
+};
+
+// Runs fn on a thread allowed on one CPU: the workers follow it there, so a
+// batch of fast commands keeps one worker awake.
+template <typename F>
+void on_one_cpu(F fn) {
+    std::thread([&] {
+        cpu_set_t all, one;
+        ASSERT_EQ(sched_getaffinity(0, sizeof all, &all), 0);
+        CPU_ZERO(&one);
+        for (int c = 0; c < CPU_SETSIZE; ++c)
+            if (CPU_ISSET(c, &all)) {
+                CPU_SET(c, &one);
+                break;
+            }
+        ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+        fn();
+    }).join();
+}
+
+EngineOptions four_in_flight() {
+    EngineOptions o;
+    o.max_inflight = 4;
+    return o;
+}
+
+TEST_F(EngineSwitches, TieredWakeupsSleepATierPerThrottle) {
+    for (bool on : {true, false}) {
+        EngineOptions o = four_in_flight();  // 8 workers: a slot each
+        o.tiered_wakeups = on;
+        EXPECT_EQ(engine(o).worker_tiers(), on ? 2u : 1u) << "tiered_wakeups " << on;
+    }
+}
+
+// After batches of fast commands, a batch whose MODIFYs block: the commands
+// the device holds once the batch has given up.
+TEST_F(EngineSwitches, FastCommandsWakeOneWorkerPerPostUnlessSensingIsOff) {
+    for (bool on : {true, false}) {
+        EngineOptions o = four_in_flight();
+        o.sense_fast_commands = on;
+        o.stall_check = false;  // nothing else grows the pool
+        Engine& eng = engine(o);
+        fake_.set_script(nullptr);
+        unsigned held = 0;
+        on_one_cpu([&] {
+            for (int i = 0; i < 8; ++i) ASSERT_TRUE(eng.run(all(i % 2 == 0), kGenerous).ok());
+            hold_modifies();
+            BatchResult r = eng.run(all(true), 200ms);
+            EXPECT_GT(r.timed_out, 0u);
+            held = fake_.in_flight();
+        });
+        // Fast: one worker woken per post (the batch's first job, then the
+        // rest). Sensing off: every batch is slow, a throttle's worth wakes.
+        EXPECT_EQ(held, on ? 2u : 4u) << "sense_fast_commands " << on;
+        fake_.set_script(nullptr);
+        fake_.release_all();
+        EXPECT_TRUE(eng.drain(Engine::Clock::now() + kGenerous));
+        vqs_.clear();  // the held batch left them half suspended
+        for (int i = 0; i < 8; ++i) vqs_.push_back(fake_.make_obj(VirtqState::RDY));
+    }
+}
+
+TEST_F(EngineSwitches, StallCheckWakesAnotherWorkerWhenTheAwakeOnesHang) {
+    Engine& eng = engine(four_in_flight());  // stall_check on (default)
+    on_one_cpu([&] {
+        for (int i = 0; i < 8; ++i) ASSERT_TRUE(eng.run(all(i % 2 == 0), kGenerous).ok());
+        hold_modifies();
+        auto fut = std::async(std::launch::async, [&] { return eng.run(all(true), kGenerous); });
+        EXPECT_TRUE(fake_.wait_held(3, kGenerous));  // off: two held (the test above)
+        fake_.set_script(nullptr);
+        fake_.release_all();
+        EXPECT_TRUE(fut.get().ok());
+    });
+}
+
+TEST_F(EngineSwitches, UnthrottledFirstIssuesCommandsOutsideTheThrottleFirst) {
+    Context ctx(&FakeDevx::api(), fake_.ctx());
+    for (bool on : {true, false}) {
+        EngineOptions o = four_in_flight();
+        o.workers = 1;  // one worker takes the jobs in the order they were queued
+        o.unthrottled_first = on;
+        Engine& eng = engine(o);
+        std::vector<std::byte> in(prm::kGeneralObjInHdrBytes);
+        prm::write_general_obj_in({.opcode = uint16_t(prm::Opcode::QUERY_HCA_CAP)}, in);
+        Batch b;
+        b.add_resume(vqs_[0], 0);                 // a general-object command: throttled
+        b.add(Command::general(ctx, in, 16, 1));  // a slot only
+        size_t before = fake_.trace().size();
+        ASSERT_TRUE(eng.run(std::move(b), kGenerous).ok());
+        std::vector<FakeEvent> t = fake_.trace();
+        std::vector<FakeOp> issued;
+        for (size_t i = before; i < t.size(); ++i)
+            if (t[i].kind == FakeEvent::Issue) issued.push_back(t[i].op);
+        ASSERT_EQ(issued.size(), 2u);
+        EXPECT_EQ(issued[0], on ? FakeOp::General : FakeOp::Modify) << "unthrottled_first " << on;
+    }
+}
+
+}  // namespace
+}  // namespace mlx5async::devx
