@@ -1,5 +1,5 @@
 // The floor of this machine for the thread-per-blocking-command model:
-// `inflight` threads, each woken by its own semaphore, take commands from a
+// `inflight` threads, each woken by its own gate, take commands from a
 // shared counter and sleep through each command's modelled latency until a
 // timekeeper thread, waiting for the earliest due time with the emulator's
 // own clock (drivers/emu/clock.cpp), releases them: the emulator's firmware
@@ -20,7 +20,6 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <semaphore>
 #include <string>
 #include <thread>
 #include <vector>
@@ -33,13 +32,36 @@
 namespace mlx5async::bench {
 namespace {
 
+// A binary semaphore on a condition variable, as the emulator's blocking
+// callers wait: std::binary_semaphore spins with sched_yield before it sleeps.
+class Gate {
+public:
+    void acquire() {
+        std::unique_lock lk(mu_);
+        cv_.wait(lk, [&] { return open_; });
+        open_ = false;
+    }
+    void release() {
+        {
+            std::lock_guard lk(mu_);
+            open_ = true;
+        }
+        cv_.notify_one();
+    }
+
+private:
+    std::mutex mu_;
+    std::condition_variable cv_;
+    bool open_ = false;
+};
+
 class FloorRig {
 public:
     FloorRig(unsigned threads, std::vector<int64_t> chain_ns)
         : chain_ns_(std::move(chain_ns)), due_(threads, emu::kNever) {
         for (unsigned i = 0; i < threads; ++i) {
-            start_.push_back(std::make_unique<std::binary_semaphore>(0));
-            step_.push_back(std::make_unique<std::binary_semaphore>(0));
+            start_.push_back(std::make_unique<Gate>());
+            step_.push_back(std::make_unique<Gate>());
         }
         timekeeper_ = std::thread([this] { keep_time(); });
         for (unsigned i = 0; i < threads; ++i) threads_.emplace_back([this, i] { loop(i); });
@@ -129,7 +151,7 @@ private:
 
     static constexpr int64_t kAwake = INT64_MIN;  // rescans before sleeping: no wake-up needed
     std::vector<int64_t> chain_ns_;
-    std::vector<std::unique_ptr<std::binary_semaphore>> start_, step_;
+    std::vector<std::unique_ptr<Gate>> start_, step_;
     std::vector<std::thread> threads_;
     std::thread timekeeper_;
     std::mutex tk_mu_;  // due_, tk_sleep_due_, tk_stop_
@@ -140,7 +162,7 @@ private:
     std::mutex park_mu_;  // finished_
     std::condition_variable park_cv_;
     size_t finished_ = 0;  // threads through the running batch
-    std::binary_semaphore batch_done_{0};
+    Gate batch_done_;
     std::atomic<unsigned> next_{0}, done_{0};
     unsigned total_ = 0;
     std::atomic<bool> stop_{false};
