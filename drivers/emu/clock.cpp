@@ -1,8 +1,8 @@
 #include "clock.hpp"
 
-#include <sched.h>
 #include <sys/prctl.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "common/base/steady_clock.hpp"
@@ -11,20 +11,43 @@ namespace mlx5async::emu {
 
 namespace {
 
-// How long before its due time a timed wait stops sleeping and starts
-// yield-spinning: longer than the long tail of a VM's wake-up delay, short
-// enough to burn little CPU.
-constexpr int64_t kSpinAheadNs = 100'000;
-// Spinners at once: a command in each of the 32 slots plus the firmware thread. A
-// capped thread sleeps to its due time and wakes late, while a spinning one
-// yields to any thread with work to do.
-constexpr int kMaxSpinners = 33;
+
+WakeupDelay& host_wakeup_delay() {
+    static WakeupDelay d;
+    return d;
+}
+
+// The one thread of the process that spins towards its due time now.
+std::atomic<bool> spinning{false};
+
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield");
+#endif
+}
 
 std::chrono::steady_clock::time_point to_tp(int64_t ns) {
     return std::chrono::steady_clock::time_point{std::chrono::nanoseconds(ns)};
 }
 
 }  // namespace
+
+void WakeupDelay::add(int64_t late_ns) noexcept {
+    late_ns = std::clamp<int64_t>(late_ns, 0, kMaxAheadNs);
+    // Racy read-modify-write from several threads: an estimate either way.
+    int64_t mean = mean_ns_.load(std::memory_order_relaxed);
+    int64_t dev = dev_ns_.load(std::memory_order_relaxed);
+    int64_t err = late_ns - mean;
+    mean_ns_.store(mean + err / 8, std::memory_order_relaxed);
+    dev_ns_.store(dev + ((err < 0 ? -err : err) - dev) / 4, std::memory_order_relaxed);
+}
+
+int64_t WakeupDelay::aim_ahead_ns() const noexcept {
+    int64_t a = mean_ns_.load(std::memory_order_relaxed) + dev_ns_.load(std::memory_order_relaxed);
+    return std::min(a, kMaxAheadNs);
+}
 
 int64_t SteadyClock::now_ns() const { return steady_now_ns(); }
 
@@ -41,24 +64,24 @@ void SteadyClock::wait_until(std::unique_lock<std::mutex>& lk, std::condition_va
         prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
         slack_set = true;
     }
-    constexpr int64_t ahead = kSpinAheadNs;
-    if (steady_now_ns() < due_ns - ahead) {
+    WakeupDelay& delay = host_wakeup_delay();
+    const int64_t aim = due_ns - delay.aim_ahead_ns();
+    if (steady_now_ns() < aim) {
         // Notified (state changed): the caller re-checks and calls again.
-        if (cv.wait_until(lk, to_tp(due_ns - ahead)) == std::cv_status::no_timeout) return;
+        if (cv.wait_until(lk, to_tp(aim)) == std::cv_status::no_timeout) return;
+        delay.add(steady_now_ns() - aim);
     }
     if (steady_now_ns() >= due_ns) return;
-    if (spinners_.fetch_add(1, std::memory_order_relaxed) < kMaxSpinners) {
-        // Unlocked, so the other commands' threads and the firmware thread
-        // go on; a notification meanwhile is not lost for long: the caller
-        // re-checks its predicate within `ahead` of now.
-        lk.unlock();
-        while (steady_now_ns() < due_ns) sched_yield();
-        spinners_.fetch_sub(1, std::memory_order_relaxed);
-        lk.lock();
+    if (spinning.exchange(true, std::memory_order_acquire)) {
+        cv.wait_until(lk, to_tp(due_ns));
         return;
     }
-    spinners_.fetch_sub(1, std::memory_order_relaxed);
-    cv.wait_until(lk, to_tp(due_ns));
+    // Unlocked, so the commands' callers go on; a notification meanwhile
+    // waits for the caller's re-check at most until due_ns.
+    lk.unlock();
+    while (steady_now_ns() < due_ns) cpu_relax();
+    spinning.store(false, std::memory_order_release);
+    lk.lock();
 }
 
 void ManualClock::advance_to(int64_t t) {

@@ -25,22 +25,41 @@ public:
                             int64_t due_ns) = 0;
 };
 
+// How late this host wakes a thread from a timed sleep, learnt from every
+// timed wait of the process (a property of the host, not of one device): a
+// running mean and mean deviation, each sample capped so that a preemption
+// by another process does not move the aim for long.
+class WakeupDelay {
+public:
+    // The longest spin a wait aims for, and the largest delay one sample
+    // reports: a thread preempted by another process for a millisecond says
+    // nothing about the next wake-up.
+    static constexpr int64_t kMaxAheadNs = 100'000;
+
+    void add(int64_t late_ns) noexcept;
+    // How long before a due time a timed wait aims, to be awake at it.
+    int64_t aim_ahead_ns() const noexcept;
+
+private:
+    std::atomic<int64_t> mean_ns_{0};
+    std::atomic<int64_t> dev_ns_{0};
+};
+
 // Real time. A command is done at its due time, never before (the model's
-// latency is a lower bound). A sleeping thread wakes late by the host's
-// wake-up delay, so a wait sleeps until kSpinAheadNs before the due time and
-// then yields the CPU in a loop, checking the clock with the lock released:
-// the thread is already running when the time comes. At most kMaxSpinners
-// threads spin at once (the others sleep to the due time). Waits are never
-// aimed early: a command never completes before its modelled latency
-// (latency_test.cpp).
+// latency is a lower bound). Each device has one timed waiter, its firmware
+// thread (blocking callers wait for it to signal them). A thread sleeping
+// with an absolute deadline wakes late by the host's wake-up delay (longer
+// on a VM whose idle vCPU halts), so the wait sleeps until
+// WakeupDelay's aim before the due time, then spins without a system call
+// for what is left: the spin lasts as long as the delay is uncertain, not
+// as long as the command. One thread of the process spins at a time; another
+// due meanwhile sleeps to its due time (late by the wake-up delay). Never
+// returns before the due time unless notified (latency_test.cpp).
 class SteadyClock final : public Clock {
 public:
     int64_t now_ns() const override;
     void wait_until(std::unique_lock<std::mutex>& lk, std::condition_variable& cv,
                     int64_t due_ns) override;
-
-private:
-    std::atomic<int> spinners_{0};
 };
 
 class ManualClock final : public Clock {

@@ -27,10 +27,11 @@ struct CommandInterface::Pending {
     bool throttled = false;
     bool started = false;
     bool forced = false;  // complete_next released it
+    bool signalled = false;  // blocking: the firmware thread told its caller the time came
     int64_t due = 0;
-    // A blocking caller waits on its own condition variable, woken only by
-    // what concerns it (its slot, its due time, close): one broadcast per
-    // event to every waiter costs more CPU than the commands themselves.
+    // A blocking caller sleeps on its own condition variable, untimed, until
+    // the firmware thread signals its due time (or close, complete_next, the
+    // manual clock): the device has one timed sleeper, not one per command.
     std::condition_variable cv;
     TraceEntry tr;
 };
@@ -123,12 +124,15 @@ void CommandInterface::grant_slots(bool* wake_fw) {
         // A hung command is answered by nobody: the kernel's timeout ends it.
         p->due = p->timing.hang ? p->tr.start_ns + int64_t(profile_.timing.cmd_timeout_ms) * 1'000'000
                                 : due_ns(p->desc, p->tr.start_ns, p->timing.extra_ns);
-        running_.push_back(p.get());
+        running_.push_back(p);
         granted = true;
-        // Only a due time earlier than the firmware thread's sleep target
-        // needs it awake: a wake-up per query cost a context switch each.
-        if (!p->async) p->cv.notify_one();
-        else if (p->due < fw_sleep_due_) {
+        if (!p->async && p->due <= p->tr.start_ns) {
+            // Zero latency: done at once; its caller may already sleep.
+            p->signalled = true;
+            p->cv.notify_one();
+        } else if (p->due < fw_sleep_due_) {
+            // Only a due time earlier than the firmware thread's sleep target
+            // needs it awake: a wake-up per command costs a context switch each.
             if (wake_fw) *wake_fw = true;
             else fw_cv_.notify_one();
         }
@@ -137,17 +141,17 @@ void CommandInterface::grant_slots(bool* wake_fw) {
 }
 
 // Never before the due time: the modelled latency is a lower bound (the
-// steady clock gets waiters running at it instead of counting early).
+// firmware thread's wait aims to be awake at it, never to count early).
 bool CommandInterface::reached(const Pending& p) const {
     return p.started && (p.forced || clock_.now_ns() >= p.due);
 }
 
-// Under mu_: release what the command held, record it.
-void CommandInterface::finish(Pending& p, const CmdOutcome& o, std::unique_lock<std::mutex>&) {
+// Under mu_: release what the command held, record it. wake_fw: as grant_slots.
+void CommandInterface::finish(Pending& p, const CmdOutcome& o, bool* wake_fw) {
     if (p.started) {
         ++free_slots_;
         --slots_used_;
-        std::erase(running_, &p);
+        std::erase_if(running_, [&p](const PendingPtr& q) { return q.get() == &p; });
     } else {
         std::erase_if(slot_queue_, [&p](const PendingPtr& q) { return q.get() == &p; });
     }
@@ -162,7 +166,7 @@ void CommandInterface::finish(Pending& p, const CmdOutcome& o, std::unique_lock<
     p.tr.syndrome = o.syndrome;
     p.tr.err = o.err;
     trace_.record(p.tr);
-    grant_slots();
+    grant_slots(wake_fw);
     cv_.notify_all();
 }
 
@@ -176,15 +180,17 @@ CmdOutcome CommandInterface::run_blocking(const CmdDesc& d, CmdTiming t, CmdFn f
         if (closing_) {
             p->throttled = false;
             CmdOutcome o{ENXIO, 0, 0};
-            finish(*p, o, lk);
+            finish(*p, o, nullptr);
             return o;
         }
         --throttle_free_;
         counters_.peak_inflight = std::max(counters_.peak_inflight, ++inflight_);
     }
     slot_queue_.push_back(p);
-    grant_slots();
-    while (!closing_ && !reached(*p)) clock_.wait_until(lk, p->cv, !p->started ? kNever : p->due);
+    bool wake_fw = false;
+    grant_slots(&wake_fw);
+    notify_fw_unlocked(lk, wake_fw);
+    while (!closing_ && !reached(*p)) p->cv.wait(lk);
     // Hung: the kernel gave up on it (ETIMEDOUT); not reached: the device closed.
     bool timed_out = p->timing.hang && reached(*p);
     bool aborted = !reached(*p) || timed_out;
@@ -192,8 +198,20 @@ CmdOutcome CommandInterface::run_blocking(const CmdDesc& d, CmdTiming t, CmdFn f
     CmdOutcome o = p->fn(aborted);
     if (aborted) o.err = timed_out ? ETIMEDOUT : ENXIO;
     lk.lock();
-    finish(*p, o, lk);
+    wake_fw = false;
+    finish(*p, o, &wake_fw);
+    notify_fw_unlocked(lk, wake_fw);
     return o;
+}
+
+// Under mu_ (held again on return): wakes the firmware thread when asked,
+// after the unlock (woken under mu_ on this CPU, it would preempt the caller
+// only to block on mu_).
+void CommandInterface::notify_fw_unlocked(std::unique_lock<std::mutex>& lk, bool wake_fw) {
+    if (!wake_fw) return;
+    lk.unlock();
+    fw_cv_.notify_one();  // it waits on fw_cv_ under mu_, so this is not lost
+    lk.lock();
 }
 
 int CommandInterface::submit_async(const CmdDesc& d, CmdTiming t, CmdFn fn) {
@@ -224,43 +242,61 @@ void CommandInterface::record_rejected(const CmdDesc& d, int err) {
     if (err == EBUSY) ++counters_.busy_rejections;
 }
 
-// Under mu_: an async command whose time has come (any, when closing), or
-// nullptr and the earliest due time.
-CommandInterface::PendingPtr CommandInterface::next_due_async(int64_t& next_due) {
-    next_due = kNever;
+// Under mu_: an async command whose time has come (any, when closing), or nullptr.
+CommandInterface::PendingPtr CommandInterface::next_due_async() {
     for (auto it = async_.begin(); it != async_.end(); ++it) {
         if (closing_ || reached(**it)) {
             PendingPtr p = *it;
             async_.erase(it);
             return p;
         }
-        if ((*it)->started) next_due = std::min(next_due, (*it)->due);
     }
     return nullptr;
 }
 
+// Under mu_: the blocking commands whose time has come, not yet told, go to
+// `callers` (signalled after the unlock); returns the earliest due time of
+// the running commands still to come.
+int64_t CommandInterface::collect_due_callers(std::vector<PendingPtr>& callers) {
+    int64_t next_due = kNever;
+    for (const PendingPtr& p : running_) {
+        if (p->signalled) continue;
+        if (!p->async && reached(*p)) {
+            p->signalled = true;
+            callers.push_back(p);
+            continue;
+        }
+        next_due = std::min(next_due, p->due);
+    }
+    return next_due;
+}
+
+// The device's one timed sleeper: at each due time it completes the async
+// commands due and signals the callers of the blocking ones.
 void CommandInterface::fw_loop() {
     std::unique_lock lk(mu_);
     fw_sleep_due_ = kFwAwake;
     // Every command due is completed before the readers of their completions
-    // are woken (once each): a reader woken per completion would, on this
-    // CPU, preempt this thread between two of them.
+    // and the blocking callers are woken (once each): a thread woken per
+    // command would, on this CPU, preempt this one between two of them.
     std::optional<FdQueue::DeferSignals> round;
+    std::vector<PendingPtr> callers;
     while (true) {
-        int64_t next_due;
-        PendingPtr p = next_due_async(next_due);
-        if (p) {
+        if (PendingPtr p = next_due_async()) {
             if (!round) round.emplace();
             bool aborted = !reached(*p) || p->timing.hang;  // closed, or the kernel's timeout
             lk.unlock();
             CmdOutcome o = p->fn(aborted);
             lk.lock();
-            finish(*p, o, lk);
+            finish(*p, o, nullptr);  // this thread is awake: nothing to wake
             continue;
         }
-        if (round) {
+        const int64_t next_due = collect_due_callers(callers);
+        if (round || !callers.empty()) {
             lk.unlock();
             round.reset();  // wakes the readers
+            for (const PendingPtr& c : callers) c->cv.notify_one();
+            callers.clear();
             lk.lock();
             continue;  // more may have come due meanwhile
         }
@@ -288,8 +324,8 @@ void CommandInterface::shutdown() {
 size_t CommandInterface::complete_next(size_t n) {
     std::lock_guard lk(mu_);
     std::vector<Pending*> v;
-    for (Pending* p : running_)
-        if (!p->timing.hang && !reached(*p)) v.push_back(p);
+    for (const PendingPtr& p : running_)
+        if (!p->timing.hang && !reached(*p)) v.push_back(p.get());
     std::sort(v.begin(), v.end(), [](const Pending* a, const Pending* b) {
         return a->due != b->due ? a->due < b->due : a->tr.seq < b->tr.seq;
     });
@@ -324,7 +360,7 @@ void CommandInterface::wake() {
 
 // Under mu_: every waiter re-checks (close, manual clock moved).
 void CommandInterface::wake_all_locked() {
-    for (Pending* p : running_) p->cv.notify_one();
+    for (const PendingPtr& p : running_) p->cv.notify_one();
     for (const PendingPtr& p : slot_queue_) p->cv.notify_one();
     throttle_cv_.notify_all();
     fw_cv_.notify_all();

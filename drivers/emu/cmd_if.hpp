@@ -3,9 +3,12 @@
 // general-object commands (ceil(max_reg_cmds / 2) in flight). A blocking
 // command waits for a throttle token and a slot, holds the slot for its
 // modelled latency, then runs its semantics. An async QUERY takes a token
-// with try-acquire (EBUSY when full, as mlx5_cmd_exec_cb) and completes on
-// the firmware thread at its due time. Linux: drivers/net/ethernet/mellanox/
-// mlx5/core/cmd.c (throttle_sem, down_trylock -> -EBUSY for callbacks).
+// with try-acquire (EBUSY when full, as mlx5_cmd_exec_cb). The firmware
+// thread is the one thread that waits for due times: it completes async
+// commands at theirs and signals each blocking caller at its own, as the
+// kernel wakes a thread sleeping in its ioctl when the command completes.
+// Linux: drivers/net/ethernet/mellanox/mlx5/core/cmd.c (throttle_sem,
+// down_trylock -> -EBUSY for callbacks).
 #pragma once
 
 #include <chrono>
@@ -96,9 +99,11 @@ private:
     PendingPtr admit(const CmdDesc& d, CmdTiming t, CmdFn fn, bool async);
     void grant_slots(bool* wake_fw = nullptr);
     bool reached(const Pending& p) const;
-    void finish(Pending& p, const CmdOutcome& o, std::unique_lock<std::mutex>& lk);
+    void finish(Pending& p, const CmdOutcome& o, bool* wake_fw);
+    void notify_fw_unlocked(std::unique_lock<std::mutex>& lk, bool wake_fw);
     void fw_loop();
-    PendingPtr next_due_async(int64_t& next_due);
+    PendingPtr next_due_async();
+    int64_t collect_due_callers(std::vector<PendingPtr>& callers);
     void wake_all_locked();
 
     const Profile& profile_;
@@ -125,7 +130,7 @@ private:
     std::mt19937_64 rng_;
     std::deque<PendingPtr> slot_queue_;       // admitted, waiting for a slot (FIFO)
     std::vector<PendingPtr> async_;           // async commands not yet finished
-    std::vector<Pending*> running_;           // holding a slot
+    std::vector<PendingPtr> running_;         // holding a slot
     CmdCounters counters_;
     std::mutex shutdown_mu_;  // serialises shutdown() callers (join once)
     std::jthread fw_;

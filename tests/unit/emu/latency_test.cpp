@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/base/steady_clock.hpp"
+#include "emu/clock.hpp"
 #include "emu_fixture.hpp"
 
 namespace mlx5async::emu::test {
@@ -99,6 +100,21 @@ TEST_F(NeverEarly, NoCommandCompletesBeforeItsModelledLatency) {
     }
     EXPECT_EQ(traced, 24 * 15 + 30);
     EXPECT_LE(dev_->counters().peak_inflight, 16u);
+}
+
+// The wake-up delay a timed wait aims ahead by follows the host's (here a
+// steady one), and a preemption's outlier moves it no further than the cap.
+TEST(WakeupDelayTest, AimsAheadByTheLearntDelayWithinTheCap) {
+    WakeupDelay d;
+    EXPECT_EQ(d.aim_ahead_ns(), 0);
+    for (int i = 0; i < 200; ++i) d.add(30'000);
+    EXPECT_GE(d.aim_ahead_ns(), 30'000 - 100);
+    EXPECT_LE(d.aim_ahead_ns(), 30'100);
+    for (int i = 0; i < 5; ++i) d.add(50'000'000);
+    EXPECT_LE(d.aim_ahead_ns(), WakeupDelay::kMaxAheadNs);
+    for (int i = 0; i < 200; ++i) d.add(-5);  // a wake-up before the deadline counts as on time
+    EXPECT_GE(d.aim_ahead_ns(), 0);
+    EXPECT_LE(d.aim_ahead_ns(), 100);
 }
 
 }  // namespace
