@@ -56,8 +56,9 @@ def report(args, sent, err, record):
     print(f"record of the {len(sent)} sequences sent to this host: {record}")
     tool = os.path.relpath(sys.argv[0])
     print(f"replay it:      {tool} --app {args.app} --replay {record}")
-    if last:
+    if last and args.only is None and not args.replay:
         print(f"the same run:   {tool} --app {args.app} --seed {last['seed']} --sequences {last['index'] + 1}")
+    if last:
         print(f"that one alone: {tool} --app {args.app} --seed {last['seed']} --only {last['index']}")
 
 

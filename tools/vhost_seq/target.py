@@ -5,6 +5,7 @@ and memory back near where they started."""
 import os
 import re
 import signal
+import subprocess
 import struct
 
 from harness import vhost_user as vu
@@ -88,7 +89,10 @@ class Target:
         try:
             self.answers()
         except (OSError, ValueError) as e:  # refused, reset, timed out, cut short
-            rc = self.host.p.poll()
+            try:  # a dying host closes its sockets before it can be reaped
+                rc = self.host.p.wait(5)
+            except subprocess.TimeoutExpired:
+                rc = None
             died = f"; the host died ({signal.Signals(-rc).name if rc < 0 else f'exit {rc}'})" if rc is not None else ""
             raise AssertionError(f"the host does not answer: {e!r}{died}") from e
 
