@@ -10,6 +10,8 @@ the e2e tests drive, in one place (standard library only).
   ovs        OvsHost: Debian's ovs-vswitchd-dpdk with a private ovsdb-server
   frontend   Frontend (dpdk-testpmd over virtio_user), VhostUserGuest
              (tools/vhost-user-guest)
+  vhost_user the protocol's numbers (from the project's and the system's
+             headers) and Conn: raw messages and fds to a host's socket
   qemu       Vm and Qmp: a QEMU guest on vhost-user sockets
   hugepages  Hugepages: 2 MiB pages and a private hugetlbfs mount
   migration  Testbed, Migration: hosts and guests of a live migration
