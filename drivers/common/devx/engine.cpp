@@ -214,7 +214,12 @@ void Engine::Impl::run_steps(Job& job) noexcept {
         int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(o.completed - o.issued).count();
         ewma(blocking_ns, ns, 3);
     }
-    if (held) leave(held_throttled);
+    if (held) {
+        // Counted before the slot goes: late_commands() never sees neither.
+        job.answered_not_taken = true;
+        answered_not_taken.fetch_add(1);
+        leave(held_throttled);
+    }
 }
 
 void Engine::Impl::issue_continuation_query(Job& job, size_t i, bool held_throttled) noexcept {
@@ -285,6 +290,8 @@ std::vector<std::unique_ptr<Job>> Engine::Impl::take_done() {
     std::lock_guard lk(done_mu);
     out.swap(done);
     jobs_out.fetch_sub(static_cast<unsigned>(out.size()));
+    for (const auto& j : out)
+        if (j->answered_not_taken) answered_not_taken.fetch_sub(1);
     work_signal.disarm_locked(work_fd);
     return out;
 }
@@ -409,7 +416,7 @@ unsigned Engine::late_commands() {
     std::lock_guard lk(m.run_mu);
     if (m.released) return 0;
     m.drain_stale_completions();
-    return m.slots.in_flight();
+    return m.slots.in_flight() + m.answered_not_taken.load();
 }
 
 void Engine::shutdown() noexcept {

@@ -146,8 +146,9 @@ public:
     // addressed. False if `deadline` passed first.
     bool drain(Clock::time_point deadline);
     // Commands of batches that already returned and the device has not
-    // answered yet (each holds a throttle slot); completions that arrived
-    // are discarded first. Waits for a running batch.
+    // answered yet (each holds a throttle slot), or whose answer is not
+    // discarded yet (what it created still exists); completions that
+    // arrived are discarded first. Waits for a running batch.
     unsigned late_commands();
 
     // Closes the gate (later run() calls return everything Cancelled), makes a

@@ -88,6 +88,9 @@ struct Engine::Impl {
     bool loop_waiting = false;  // the loop sleeps on something a finished job may give it
     unsigned live_jobs = 0;     // jobs of the live batch posted and not finished
     std::atomic<unsigned> jobs_out{0};  // posted to the pool, not yet taken from `done`
+    // Jobs whose worker released their slot and that are not yet taken from
+    // `done`: what a late command created is destroyed only once taken.
+    std::atomic<unsigned> answered_not_taken{0};
     // Average latency of blocking commands (EWMA, 1/8). Firmware commands
     // that take ~0.5 ms need one worker each, woken together; commands that
     // return in microseconds (a fast or idle device) are drained by a couple

@@ -29,6 +29,7 @@ struct Job {
     uint32_t entry = 0;  // entry index within that batch
     bool chain = false;  // run every step in order until one fails (threads strategy)
     bool holds_slot = false;  // the loop admitted steps[0] (Impl::admit) for it
+    bool answered_not_taken = false;  // counted in Impl::answered_not_taken
     bool skip_if_stale = false;  // not run when its batch returned before a worker took it
     // Who decides the first step's fate, once: the worker that is about to
     // issue it, or the loop of a batch whose deadline passed while the job
