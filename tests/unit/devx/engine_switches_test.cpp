@@ -117,9 +117,14 @@ TEST_F(EngineSwitches, FastCommandsWakeOneWorkerPerPostUnlessSensingIsOff) {
             EXPECT_GT(r.timed_out, 0u);
             held = fake_.in_flight();
         });
-        // Fast: one worker woken per post (the batch's first job, then the
-        // rest). Sensing off: every batch is slow, a throttle's worth wakes.
-        EXPECT_EQ(held, on ? 2u : 4u) << "sense_fast_commands " << on;
+        // Sensing off: every batch is slow, a throttle's worth wakes. Fast:
+        // one worker per post, and the pool grows one at a time while jobs
+        // wait (how far within the deadline depends on the scheduler), so
+        // fewer than a throttle's worth are held.
+        if (on)
+            EXPECT_LT(held, 4u) << "sense_fast_commands on";
+        else
+            EXPECT_EQ(held, 4u) << "sense_fast_commands off";
         fake_.set_script(nullptr);
         fake_.release_all();
         EXPECT_TRUE(eng.drain(Engine::Clock::now() + kGenerous));
