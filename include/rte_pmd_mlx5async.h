@@ -174,6 +174,18 @@ int rte_pmd_mlx5async_get_dev_info(struct rte_vdpa_device *dev,
  * is too small, -ENODEV when dev is not this driver's. */
 int rte_pmd_mlx5async_get_vhost_socket(struct rte_vdpa_device *dev, char *path, size_t size);
 
+/* Puts the driver's vhost-user message hooks on connection vid from its
+ * first message. Call it from the new_connection notify op
+ * (rte_vhost_driver_callback_register) of every socket an application
+ * attaches a device of this driver to. Among other things the hooks refuse
+ * a SET_MEM_TABLE with a region whose file is shorter than the range vhost
+ * maps from it, which would otherwise kill the process with SIGBUS
+ * inside vhost. Without the call the hooks start at the driver's first
+ * vDPA callback for vid, after those messages. Sockets the driver serves
+ * itself (vhost_socket) need no call. Returns 0, or -ENODEV when vid's
+ * socket is not attached to a device of this driver. */
+int rte_pmd_mlx5async_watch_connection(int vid);
+
 /* Fills up to n entries (one per virtq with an object); returns the count.
  * The indexes are the saved ones (live = 0): no firmware command is sent. */
 int rte_pmd_mlx5async_get_vq_info(struct rte_vdpa_device *dev,

@@ -57,9 +57,19 @@ void on_destroy_device(int vid) {
     g_app->cv.notify_all();
 }
 
+// The driver's message hooks guard the connection from its first message
+// (rte_pmd_mlx5async.h); every port is the driver's.
+int on_new_connection(int vid) {
+    int rc = rte_pmd_mlx5async_watch_connection(vid);
+    if (rc != 0)
+        printf("error: vid %d: the driver's message hooks cannot watch it (%d); refusing it\n", vid, rc);
+    return rc;
+}
+
 const struct rte_vhost_device_ops kVhostOps = {
     .new_device = on_new_device,
     .destroy_device = on_destroy_device,
+    .new_connection = on_new_connection,
 };
 
 }  // namespace

@@ -48,9 +48,14 @@ void on_destroy_device(int) {
     g_cv.notify_all();
 }
 
+// The driver's message hooks from the connection's first message, as the
+// public header asks of an application.
+int on_new_connection(int vid) { return rte_pmd_mlx5async_watch_connection(vid); }
+
 const rte_vhost_device_ops g_ops = {
     .new_device = on_new_device,
     .destroy_device = on_destroy_device,
+    .new_connection = on_new_connection,
 };
 
 rte_vdpa_device* g_dev = nullptr;

@@ -1,6 +1,7 @@
 // include/rte_pmd_mlx5async.h: the application-facing API.
 #include "rte_pmd_mlx5async.h"
 
+#include <rte_vhost.h>
 #include <vdpa_driver.h>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include "common/prm/status.hpp"
 #include "log.hpp"
 #include "pmd_device.hpp"
+#include "vhost_hooks.hpp"
 
 using namespace mlx5async;
 using mlx5async::pmd::PmdDevice;
@@ -157,6 +159,14 @@ int rte_pmd_mlx5async_get_vhost_socket(rte_vdpa_device* dev, char* path, size_t 
         if (!path || size <= sock.size()) return -ENOSPC;
         std::memcpy(path, sock.c_str(), sock.size() + 1);
         return int(sock.size());
+    });
+}
+
+int rte_pmd_mlx5async_watch_connection(int vid) {
+    return c_boundary(__func__, [&]() -> int {
+        if (!dev_of(rte_vhost_get_vdpa_device(vid))) return -ENODEV;
+        pmd::watch_messages(vid);
+        return 0;
     });
 }
 

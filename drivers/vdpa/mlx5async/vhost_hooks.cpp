@@ -1,9 +1,22 @@
 #include "vhost_hooks.hpp"
 
+// vhost's message context (lib/vhost/vhost_user.h, from the driver SDK):
+// the layout it hands extern message hooks, fds included. It names the
+// uapi's vring structs, whose legacy C helpers C++ cannot compile.
+#define VIRTIO_RING_NO_LEGACY
+#include <linux/vhost.h>
 #include <rte_vhost.h>
+#include <unistd.h>
+#include <vhost_user.h>
 
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
 #include <cstring>
+#include <optional>
+#include <string>
 
+#include "common/base/file_backing.hpp"
 #include "common/base/vhost_user.hpp"
 #include "common/devx/error_log.hpp"
 #include "common/prm/status.hpp"
@@ -42,11 +55,61 @@ rte_vhost_msg_result after_message(int vid, void* msg) noexcept {
     return RTE_VHOST_MSG_RESULT_ERR;
 }
 
-const rte_vhost_user_extern_ops kHooks = {nullptr, after_message};
+std::string hex(uint64_t v) {
+    char b[24];
+    std::snprintf(b, sizeof b, "%#" PRIx64, v);
+    return b;
+}
+
+// Why a memory table's file cannot back what it says to map: vhost maps
+// each region from offset 0 to mmap_offset + size, and a page past the
+// file's end kills the process at its first access (vhost itself reads a
+// ring's used index at SET_VRING_KICK). A short log is vhost's to map and
+// the device's to refuse (after_message, dev_close): vhost never touches
+// it for a vDPA device.
+std::optional<std::string> short_backing(const vhu_msg_context& ctx) {
+    const VhostUserMsg& m = ctx.msg;
+    const int fd_num = ctx.fd_num;  // a copy: the context is packed
+    if (m.request.master == VHOST_USER_SET_MEM_TABLE) {
+        uint32_t n = std::min<uint32_t>({m.payload.memory.nregions, uint32_t(std::max(fd_num, 0)),
+                                         VHOST_MEMORY_MAX_NREGIONS});
+        for (uint32_t i = 0; i < n; i++) {
+            VhostUserMemoryRegion r = m.payload.memory.regions[i];
+            auto ok = check_file_covers(ctx.fds[i], r.mmap_offset, r.memory_size);
+            if (!ok)
+                return "SET_MEM_TABLE: region " + std::to_string(i) + " (guest address " +
+                       hex(r.guest_phys_addr) + ", " + std::to_string(r.memory_size) + " bytes): " +
+                       ok.error().what;
+        }
+    }
+    return std::nullopt;
+}
+
+// Before vhost handles a message: a file that cannot back its mapping
+// refuses the message (a REPLY_ACK carries 1; without one vhost closes the
+// connection), its fds closed here since vhost's handler never sees them.
+rte_vhost_msg_result before_message(int vid, void* msg) noexcept {
+    auto* ctx = static_cast<vhu_msg_context*>(msg);
+    auto why = short_backing(*ctx);
+    if (!why) return RTE_VHOST_MSG_RESULT_NOT_HANDLED;
+    MLX5A_LOG(ERR, "vid %d: %s; the message is refused", vid, why->c_str());
+    const int fd_num = std::min<int>(ctx->fd_num, VHOST_MEMORY_MAX_NREGIONS);
+    for (int i = 0; i < fd_num; i++)
+        if (ctx->fds[i] >= 0) close(ctx->fds[i]);
+    ctx->fd_num = 0;
+    return RTE_VHOST_MSG_RESULT_ERR;
+}
+
+const rte_vhost_user_extern_ops kHooks = {before_message, after_message};
 
 }  // namespace
 
 void watch_messages(int vid) { rte_vhost_extern_callback_register(vid, &kHooks, nullptr); }
+
+int watch_new_connection(int vid) noexcept {
+    watch_messages(vid);
+    return 0;
+}
 
 Result<core::DirtyLog> vhost_dirty_log(int vid) {
     uint64_t base = 0, size = 0;

@@ -6,15 +6,17 @@
 
 #include "common/base/unix_socket.hpp"
 #include "log.hpp"
+#include "vhost_hooks.hpp"
 
 namespace mlx5async::pmd {
 namespace {
 
 // vhost closes a connection at its first message when the socket has no
 // notify ops ("failed to get callback ops for driver", lib/vhost
-// vhost_user.c); it calls each op only when set. The device needs none of
-// them: the vDPA ops carry the connection's whole life.
-const rte_vhost_device_ops kNoNotifications = {};
+// vhost_user.c); it calls each op only when set. The vDPA ops carry the
+// connection's life; new_connection puts the message hooks
+// (vhost_hooks.hpp) on it before its first message.
+const rte_vhost_device_ops kNotifications = {.new_connection = watch_new_connection};
 
 Unexpected<Error> step_failed(const std::string& path, const char* step) {
     // vhost's calls answer -1 and log their own reason.
@@ -44,7 +46,7 @@ Result<std::unique_ptr<VhostSocket>> VhostSocket::open(const std::string& path, 
     const char* step = nullptr;
     if (rte_vhost_driver_attach_vdpa_device(p, vdpa) != 0)
         step = "attach the vDPA device to it";
-    else if (rte_vhost_driver_callback_register(p, &kNoNotifications) != 0)
+    else if (rte_vhost_driver_callback_register(p, &kNotifications) != 0)
         step = "register its notify ops";
     else if (rte_vhost_driver_start(p) != 0)
         step = client ? "start it (connect as a client)" : "start it (listen)";

@@ -8,10 +8,12 @@ usage: test_guest.py CASE --host VDPA_HOST --guest VHOST_USER_GUEST
 """
 import os
 import socket
+import struct
 import sys
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 sys.path.insert(0, os.path.join(TOP, "tools"))
+from harness import vhost_user as vu  # noqa: E402
 from harness.cases import run_case  # noqa: E402
 from harness.frontend import VhostUserGuest  # noqa: E402
 from harness.host import HostSession, vdpa_host  # noqa: E402
@@ -491,7 +493,80 @@ def case_second_frontend(args):
         check_stopped(host, c.cmd("stop")["bases"])
         c.quit()
 
-CASES = {"log-refused": case_log_refused, "log-truncated": case_log_truncated, "second-frontend": case_second_frontend,
+def held_memfds(host, name):
+    """The host's fds of memfds called `name`."""
+    d = f"/proc/{host.pid}/fd"
+    out = []
+    for n in os.listdir(d):
+        try:
+            if os.readlink(f"{d}/{n}").startswith(f"/memfd:{name}"):
+                out.append(n)
+        except FileNotFoundError:
+            pass
+    return out
+
+
+def case_short_memory(args):
+    """A memory table with a region whose file is shorter than the range
+    vhost maps is refused by name before vhost maps it (DPDK 22.11's vhost would read
+    a ring's used index past the file's end at SET_VRING_KICK and die of
+    SIGBUS), its fds closed; the connection goes on and a correct table
+    after it is taken."""
+    mib, page = 1 << 20, 4096
+    with guest_session(args) as s:
+        host = s.host
+        c = vu.Conn(s.sock)
+        fds = []
+        try:
+            def memfd(name, size):
+                fd = os.memfd_create(name, os.MFD_CLOEXEC)
+                os.ftruncate(fd, size)
+                fds.append(fd)
+                return fd
+            ack = vu.VERSION | vu.FLAG_NEED_REPLY
+
+            def acked(req, payload, fd_list):
+                c.send(vu.header(vu.REQ[req], ack, len(payload)) + payload, fd_list)
+                hdr = c._recv_exact(struct.calcsize(vu.HEADER))
+                assert struct.unpack(vu.HEADER, hdr)[0] == vu.REQ[req], hdr
+                return struct.unpack("<Q", c._recv_exact(8))[0]
+            features = struct.unpack("<Q", c.request(vu.REQ["GET_FEATURES"]))[0]
+            assert features >> vu.F_PROTOCOL_FEATURES & 1, hex(features)
+            c.request(vu.REQ["SET_FEATURES"], struct.pack("<Q", 1 << vu.VIRTIO_F["VERSION_1"] |
+                                                          1 << vu.F_PROTOCOL_FEATURES), reply=False)
+            c.request(vu.REQ["GET_PROTOCOL_FEATURES"])
+            proto = 1 << vu.PROTO["REPLY_ACK"] | 1 << vu.PROTO["LOG_SHMFD"]
+            c.request(vu.REQ["SET_PROTOCOL_FEATURES"], struct.pack("<Q", proto), reply=False)
+            c.request(vu.REQ["SET_OWNER"], reply=False)
+            uva = 0x7f0000000000
+            table = vu.mem_table([(0, mib, uva, 0)])
+            assert acked("SET_MEM_TABLE", table, [memfd("short-table", page - 1)]) == 1
+            assert pmd_said(host, "SET_MEM_TABLE: region 0 (guest address 0, 1048576 bytes)") == 1
+            assert pmd_said(host, "4095 bytes") == 1
+            # vhost holds no table: a ring cannot be placed (had it mapped
+            # the short one, its kick would read the used index past the end).
+            c.request(vu.REQ["SET_VRING_NUM"], struct.pack(vu.LAYOUT["state"], 0, 256), reply=False)
+            ring0 = struct.pack(vu.LAYOUT["addr"], 0, 0, uva, uva + 2 * page, uva + page, 0)
+            assert acked("SET_VRING_ADDR", ring0, []) == 1
+            for fd in fds:  # the host's copies are the only ones left
+                os.close(fd)
+            fds.clear()
+            assert host.alive(), "the host died"
+            assert held_memfds(host, "short-") == [], "the refused message's fds are still held"
+            assert acked("SET_MEM_TABLE", table, [memfd("full-table", mib)]) == 0
+            assert acked("SET_VRING_ADDR", ring0, []) == 0
+            kick = os.eventfd(0, os.EFD_CLOEXEC | os.EFD_NONBLOCK)
+            fds.append(kick)
+            c.send(vu.header(vu.REQ["SET_VRING_KICK"], vu.VERSION, 8) + struct.pack("<Q", 0), [kick])
+            assert struct.unpack("<Q", c.request(vu.REQ["GET_FEATURES"]))[0] == features
+        finally:
+            for fd in fds:
+                os.close(fd)
+            c.close()
+        assert host.alive(), "the host died"
+
+
+CASES = {"short-memory": case_short_memory, "log-refused": case_log_refused, "log-truncated": case_log_truncated, "second-frontend": case_second_frontend,
          "bad-guest": case_bad_guest, "bad-rings": case_bad_rings, "reconnect": case_reconnect, "restart": case_restart,
          "hostile-table": case_hostile_table, "pairs": case_pairs, "log": case_log,
          "errors": case_errors}
