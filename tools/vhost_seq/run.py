@@ -29,13 +29,13 @@ def planned(args):
         return
     if args.only is not None:
         for seed in args.seed:
-            yield seed, args.only, gen.sequence(seed, args.only, QP, not args.no_short_memfd)
+            yield seed, args.only, gen.sequence(seed, args.only, QP)
         return
     end = time.monotonic() + args.seconds if args.seconds else None
     for seed in args.seed:
         index = 0
         while (end is None and index < args.sequences) or (end is not None and time.monotonic() < end):
-            yield seed, index, gen.sequence(seed, index, QP, not args.no_short_memfd)
+            yield seed, index, gen.sequence(seed, index, QP)
             index += 1
 
 
@@ -69,8 +69,9 @@ def fuzz(args, wd, target):
     try:
         for seed, index, messages in planned(args):
             sent.append({"seed": seed, "index": index, "messages": messages})
+            since = target.host.mark()
             send_sequence(target.sock, messages, wd.path, ANSWER_S)
-            target.check()
+            target.check(since, gen.vring_fds(messages))
         if not args.no_frontend:
             target.serve_frontend()
             target.check()
@@ -90,8 +91,6 @@ def main(argv=None):
     ap.add_argument("--only", type=int, help="only the sequence of this index")
     ap.add_argument("--replay", help="send the sequences of a record")
     ap.add_argument("--record", help="where a failure's record goes (default: the kept work folder)")
-    ap.add_argument("--no-short-memfd", action="store_true",
-                    help="the start's memory fd never shorter than its table (past DPDK's SIGBUS)")
     ap.add_argument("--no-frontend", action="store_true", help="skip the final correct frontend")
     args = ap.parse_args(argv)
     args.seed = args.seed or [int(time.time() * 1000) & 0xffffffff]
@@ -121,4 +120,7 @@ def main(argv=None):
     print(f"fuzz vhost_seq: ok, {len(sent)} sequences ({msgs} messages, {len(sent) + target.probes + (0 if args.no_frontend else 1)} "
           f"vhost-user connections) in {time.monotonic() - start:.0f}s, seed {seeds}; a correct frontend "
           f"{'not tried' if args.no_frontend else 'served after'}")
+    if target.vhost_kept:
+        print(f"fuzz vhost_seq: DPDK 22.11's vhost kept {len(target.vhost_kept)} fds of ring requests whose "
+              f"index it refused before any driver hook ('failed to alloc queue'; doc/open-questions.md)")
     return 0

@@ -38,6 +38,7 @@ class Target:
                          log_path=wd.file("host.log"), stdin=True)
         self.wd = wd
         self.probes = 0
+        self.vhost_kept = set()  # fd numbers vhost keeps (gen.vring_fds)
         try:
             self.host.wait_line(lambda l: f": attached to {self.sock} " in l, DEADLINE_S, "socket attached")
             self.answers()
@@ -47,21 +48,25 @@ class Target:
             raise
 
     def fds(self):
-        """Where each of the host's fds points (one vanishing meanwhile is skipped)."""
+        """Where each of the host's fds points, by number (one vanishing
+        meanwhile is skipped)."""
         d = f"/proc/{self.host.pid}/fd"
-        out = []
+        out = {}
         for n in os.listdir(d):
             try:
-                out.append(os.readlink(f"{d}/{n}"))
+                out[int(n)] = os.readlink(f"{d}/{n}")
             except FileNotFoundError:
                 pass
         return out
 
-    def held(self):
-        """The host's fds and mappings of the memfds and files sent to it."""
+    def held_fds(self):
+        """The host's fds of the memfds and files sent to it, but those
+        vhost is known to keep (vhost_kept)."""
+        return {n: t for n, t in self.fds().items() if TAG in t and n not in self.vhost_kept}
+
+    def held_maps(self):
         with open(f"/proc/{self.host.pid}/maps") as f:
-            maps = [l.split(None, 5)[-1].strip() for l in f if TAG in l]
-        return [t for t in self.fds() if TAG in t] + maps
+            return [l.split(None, 5)[-1].strip() for l in f if TAG in l]
 
     def rss_kb(self):
         with open(f"/proc/{self.host.pid}/status") as f:
@@ -83,9 +88,13 @@ class Target:
         info = self.host.telemetry.query("/vdpa_mlx5async/info,vdpa_mlx5async0", ANSWER_S)
         assert isinstance(info, dict), f"telemetry info answered {info!r}"
 
-    def check(self):
+    def check(self, since=0, vring_fds=0):
         """After a connection closed: alive and answering; the fds and
-        mappings it was sent released, its fd count and RSS near the start."""
+        mappings it was sent released, its fd count and RSS near the start.
+        The one exception: when vhost refused a ring index since `since`
+        ("failed to alloc queue"), it may keep up to the `vring_fds` fds
+        sent with ring requests (gen.vring_fds); those are counted, and
+        nothing else may stay."""
         try:
             self.answers()
         except (OSError, ValueError) as e:  # refused, reset, timed out, cut short
@@ -96,11 +105,19 @@ class Target:
             died = f"; the host died ({signal.Signals(-rc).name if rc < 0 else f'exit {rc}'})" if rc is not None else ""
             raise AssertionError(f"the host does not answer: {e!r}{died}") from e
 
+        now = self.fds()  # a kept fd closed since (by a later teardown) is no longer kept
+        self.vhost_kept = {n for n in self.vhost_kept if TAG in now.get(n, "")}
+        refused = any("failed to alloc queue" in l for l in self.host.output()[since:])
+        may_keep = vring_fds if refused else 0
+
         def state():
-            return len(self.fds()), self.held()
-        until(state, lambda s: s[0] <= self.base_fds + FD_SLACK and not s[1], ANSWER_S,
-              f"fds back within {FD_SLACK} of {self.base_fds} and none sent still held",
-              alive=self.host.alive)
+            return len(self.fds()), self.held_fds(), self.held_maps()
+        n, kept, _ = until(
+            state, lambda s: s[0] <= self.base_fds + len(self.vhost_kept) + len(s[1]) + FD_SLACK
+            and len(s[1]) <= may_keep and not s[2], ANSWER_S,
+            f"fds back within {FD_SLACK} of {self.base_fds}, no mapping of what was sent, and no fd "
+            f"sent still held beyond {may_keep} vhost keeps", alive=self.host.alive)
+        self.vhost_kept |= set(kept)
         rss = self.rss_kb()
         assert rss <= self.base_rss + RSS_SLACK_KB, f"RSS {rss} kB, {self.base_rss} kB at start"
 
