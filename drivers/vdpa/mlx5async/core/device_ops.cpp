@@ -276,11 +276,12 @@ void Device::Impl::cleanup() {
     for (Vq& vq : vqs) vq.enabled = false;
     irqs.clear_callfds();
     if (kick_relay) kick_relay->set_rings({});  // a hung-up fd of the frontend wakes nothing
+    // Its log too: the virtqs stop naming it in the same MODIFY that takes
+    // the memory mkey away, and the registration, which holds vhost's
+    // mapping of the frontend's file, goes with the memory's.
+    dirty->forget();
     unregister_memory();  // vhost unmaps the regions after this
     release_frontend_objects();
-    // And its log: the next start clears the virtqs' bitmap fields
-    // (start_attr), then the registration goes.
-    dirty->forget();
     release_unreferenced();
     // A release still running hands back what the device refuses: one more
     // run takes it.
@@ -552,33 +553,56 @@ void Device::Impl::release_unreferenced() {
              "destroy: tried again at the next release", name.c_str(), unreleased.size());
 }
 
-// vhost: the memory table is about to be unmapped. Virtqs stop naming the
-// mkey (SUSPEND/INIT: MODIFY to 0; RDY ones are suspended first, objects in
-// ERR destroyed), then every registration is destroyed.
+namespace {
+
+// A virtq names frontend memory: the guest's (its mkey) or a log's.
+bool names_frontend_memory(const prm::VirtqAttr& a) {
+    return a.virtio_q_mkey || a.dirty_bitmap_mkey || a.dirty_bitmap_dump_enable;
+}
+
+// The MODIFY after which the virtq names neither.
+prm::VirtqAttr without_frontend_memory(prm::VirtqAttr a) {
+    namespace mb = prm::modify_bits;
+    a.modify_field_select = 0;
+    if (a.virtio_q_mkey) {
+        a.virtio_q_mkey = 0;
+        a.modify_field_select |= mb::VIRTIO_Q_MKEY;
+    }
+    if (a.dirty_bitmap_mkey || a.dirty_bitmap_dump_enable) {
+        a.dirty_bitmap_mkey = 0;
+        a.dirty_bitmap_addr = 0;
+        a.dirty_bitmap_size = 0;
+        a.dirty_bitmap_dump_enable = false;
+        a.modify_field_select |= mb::DIRTY_BITMAP_PARAMS | mb::DIRTY_BITMAP_DUMP_ENABLE;
+    }
+    return a;
+}
+
+}  // namespace
+
+// vhost: the memory table (and the log) is about to be unmapped. Virtqs
+// stop naming them (SUSPEND/INIT: one MODIFY to 0; RDY ones are suspended
+// first, objects in ERR destroyed), then every registration no virtq names
+// is destroyed.
 void Device::Impl::unregister_memory() {
     if (auto k = reconcile(); !k)  // those left unsure are destroyed: nothing else stops them
         logf(LogLevel::Error, "%s: %s", name.c_str(), prm::describe(k.error()).c_str());
     std::vector<uint16_t> ready;
     for (const Vq& vq : vqs)
-        if (vq.phase() == VqPhase::Ready && !vq.unsure() && vq.attr.virtio_q_mkey) ready.push_back(vq.index);
+        if (vq.phase() == VqPhase::Ready && !vq.unsure() && names_frontend_memory(vq.attr))
+            ready.push_back(vq.index);
     if (!ready.empty()) (void)suspend_rings(ready);
     devx::Batch b;
-    std::vector<prm::VirtqAttr> sent;
     for (Vq& vq : vqs) {
-        if (!vq.obj || !vq.attr.virtio_q_mkey) continue;
+        if (!vq.obj || !names_frontend_memory(vq.attr)) continue;
         if (vq.unsure() || (vq.phase() != VqPhase::Init && vq.phase() != VqPhase::Suspended)) {
             vqs.mark_for_recreation(vq);  // until its destroy succeeded
             b.add(devx::Command::destroy(std::move(vq.obj), vq.index));
-            sent.push_back({});
             continue;
         }
-        prm::VirtqAttr a = vq.attr;
-        a.modify_field_select = prm::modify_bits::VIRTIO_Q_MKEY;
-        a.virtio_q_mkey = 0;
-        auto c = devx::Command::modify_virtq(vq.obj, a, vq.index);
+        auto c = devx::Command::modify_virtq(vq.obj, without_frontend_memory(vq.attr), vq.index);
         if (!c) continue;
         b.add(std::move(*c));
-        sent.push_back(a);
     }
     auto res = cmds->run(std::move(b), BatchKind::Teardown, nullptr);
     for (size_t i = 0; i < res.entries.size(); i++) {
@@ -589,7 +613,11 @@ void Device::Impl::unregister_memory() {
             else vq.obj = std::move(e.steps[0].obj);  // still naming the mkey: destroyed again later
             continue;
         }
-        if (e.ok()) vq.attr.virtio_q_mkey = 0;
+        if (e.ok()) {
+            prm::VirtqAttr cleared = without_frontend_memory(vq.attr);
+            cleared.modify_field_select = vq.attr.modify_field_select;
+            vq.attr = cleared;
+        }
     }
     mem->retire_current();
     release_unreferenced();
