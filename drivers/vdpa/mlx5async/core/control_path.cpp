@@ -72,13 +72,9 @@ prm::VirtqAttr Device::Impl::start_attr(const Vq& vq, const VringConfig* vr,
         a.dirty_bitmap_dump_enable = true;
         a.modify_field_select |= mb::DIRTY_BITMAP_PARAMS | mb::DIRTY_BITMAP_DUMP_ENABLE;
     } else if (!dirty->on() && (a.dirty_bitmap_dump_enable || a.dirty_bitmap_mkey)) {
-        // Logging ended (LOG_ALL off, or the frontend that set it left):
-        // the virtq stops naming a log vhost may have unmapped.
-        a.dirty_bitmap_mkey = 0;
-        a.dirty_bitmap_addr = 0;
-        a.dirty_bitmap_size = 0;
-        a.dirty_bitmap_dump_enable = false;
-        a.modify_field_select |= mb::DIRTY_BITMAP_PARAMS | mb::DIRTY_BITMAP_DUMP_ENABLE;
+        // Logging ended (LOG_ALL off): the virtq stops naming a log vhost
+        // may have unmapped.
+        name_no_log(a);
     }
     return a;
 }

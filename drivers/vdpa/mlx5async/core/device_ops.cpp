@@ -568,13 +568,7 @@ prm::VirtqAttr without_frontend_memory(prm::VirtqAttr a) {
         a.virtio_q_mkey = 0;
         a.modify_field_select |= mb::VIRTIO_Q_MKEY;
     }
-    if (a.dirty_bitmap_mkey || a.dirty_bitmap_dump_enable) {
-        a.dirty_bitmap_mkey = 0;
-        a.dirty_bitmap_addr = 0;
-        a.dirty_bitmap_size = 0;
-        a.dirty_bitmap_dump_enable = false;
-        a.modify_field_select |= mb::DIRTY_BITMAP_PARAMS | mb::DIRTY_BITMAP_DUMP_ENABLE;
-    }
+    if (a.dirty_bitmap_mkey || a.dirty_bitmap_dump_enable) name_no_log(a);
     return a;
 }
 

@@ -51,6 +51,14 @@ Result<void> DirtyLogging::turn_on(const DirtyLog& log) {
     return {};
 }
 
+void name_no_log(prm::VirtqAttr& a) {
+    a.dirty_bitmap_mkey = 0;
+    a.dirty_bitmap_addr = 0;
+    a.dirty_bitmap_size = 0;
+    a.dirty_bitmap_dump_enable = false;
+    a.modify_field_select |= prm::modify_bits::DIRTY_BITMAP_PARAMS | prm::modify_bits::DIRTY_BITMAP_DUMP_ENABLE;
+}
+
 void DirtyLogging::forget() {
     on_ = false;
     if (!mem_.empty()) retired_.push_back(std::move(mem_));

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/base/result.hpp"
+#include "common/prm/virtq.hpp"
 #include "guest_memory.hpp"
 
 namespace mlx5async::core {
@@ -25,6 +26,10 @@ struct DirtyLog {
 // past its end would be logged nowhere (vhost drops such bits; the device
 // would fail the queue). InvalidArgument naming both ends otherwise.
 Result<void> check_log_covers(const DirtyLog& log, const std::vector<MemRegion>& table);
+
+// A virtq's attributes once it names no log: the bitmap parameters zeroed
+// and the dump off, both selected for the MODIFY.
+void name_no_log(prm::VirtqAttr& a);
 
 class DirtyLogging {
 public:
