@@ -12,19 +12,12 @@
 #include "common/base/log_sink.hpp"
 #include "common/prm/opcodes.hpp"
 #include "tests/support/fake_devx_api.hpp"
+#include "tests/unit/devx/fake_engine_names.hpp"
 
 namespace mlx5async::devx {
 namespace {
 
-using namespace std::chrono_literals;
-using testing::FakeCall;
-using testing::FakeDevx;
-using testing::FakeEvent;
-using testing::FakeOp;
-using testing::FakeReply;
-using prm::VirtqState;
-
-constexpr auto kGenerous = 10s;
+using namespace fake_engine;
 
 class EngineBatch : public ::testing::Test {
 protected:

@@ -10,19 +10,13 @@
 #include "common/devx/engine.hpp"
 #include "common/prm/status.hpp"
 #include "tests/support/fake_devx_api.hpp"
+#include "tests/unit/devx/fake_engine_names.hpp"
 #include "tests/support/proc_counts.hpp"
 
 namespace mlx5async::devx {
 namespace {
 
-using namespace std::chrono_literals;
-using testing::FakeCall;
-using testing::FakeDevx;
-using testing::FakeOp;
-using testing::FakeReply;
-using prm::VirtqState;
-
-constexpr auto kGenerous = 10s;
+using namespace fake_engine;
 constexpr auto kShort = 500ms;  // only where timing out is the point: everything else
                                 // finishes long before (microseconds on the fake)
 

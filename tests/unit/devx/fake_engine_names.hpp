@@ -1,0 +1,23 @@
+// The names the engine tests over the scripted FakeDevx share: the fake's
+// types, the virtq states they script, and the deadline that is never the
+// point of a test.
+#pragma once
+
+#include <chrono>
+
+#include "common/prm/virtq.hpp"
+#include "tests/support/fake_devx_api.hpp"
+
+namespace mlx5async::devx::fake_engine {
+
+using namespace std::chrono_literals;
+using testing::FakeCall;
+using testing::FakeDevx;
+using testing::FakeEvent;
+using testing::FakeOp;
+using testing::FakeReply;
+using prm::VirtqState;
+
+inline constexpr auto kGenerous = 10s;
+
+}  // namespace mlx5async::devx::fake_engine
