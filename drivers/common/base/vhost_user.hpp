@@ -1,9 +1,10 @@
 // The vhost-user message header and request numbers (QEMU's
 // docs/interop/vhost-user.rst, "Message specification" and "Front-end
-// message types"), which no installed header defines (DPDK keeps its own
-// copy private). The driver's message hooks read them; the test frontend
-// (tools/vhost-user-guest) writes them. Protocol feature bits are
-// rte_vhost.h's (VHOST_USER_PROTOCOL_F_*).
+// message types"), which no installed header defines: DPDK keeps its own
+// copy private (lib/vhost/vhost_user.h, which only the driver's message
+// hooks read, from the driver SDK). The test frontend (tools/vhost-user-guest)
+// and the Python harness, which have no DPDK, take them from here.
+// Protocol feature bits are rte_vhost.h's (VHOST_USER_PROTOCOL_F_*).
 #pragma once
 
 #include <cstdint>

@@ -12,12 +12,10 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
-#include <cstring>
 #include <optional>
 #include <string>
 
 #include "common/base/file_backing.hpp"
-#include "common/base/vhost_user.hpp"
 #include "common/devx/error_log.hpp"
 #include "common/prm/status.hpp"
 #include "log.hpp"
@@ -27,19 +25,17 @@
 namespace mlx5async::pmd {
 namespace {
 
-using vhost_user::MsgHeader;
-
-// vhost hands the hooks its message context, whose first member is the
-// message: its header, then the payload.
+// vhost hands the hooks its message context (vhu_msg_context): the
+// message, then the fds that came with it.
 rte_vhost_msg_result after_message(int vid, void* msg) noexcept {
-    MsgHeader h;
-    std::memcpy(&h, msg, sizeof h);
-    if (h.request != vhost_user::SET_FEATURES && h.request != vhost_user::SET_LOG_BASE) return RTE_VHOST_MSG_RESULT_NOT_HANDLED;
+    const VhostUserMsg& m = static_cast<const vhu_msg_context*>(msg)->msg;
+    const uint32_t request = m.request.master;
+    if (request != VHOST_USER_SET_FEATURES && request != VHOST_USER_SET_LOG_BASE)
+        return RTE_VHOST_MSG_RESULT_NOT_HANDLED;
     PmdDevice* d = find_device_by_vid(vid);
     if (!d || d->vid.load() != vid) return RTE_VHOST_MSG_RESULT_NOT_HANDLED;  // not served
-    if (h.request == vhost_user::SET_FEATURES) {
-        uint64_t features = 0;
-        std::memcpy(&features, static_cast<const std::byte*>(msg) + sizeof h, sizeof features);
+    if (request == VHOST_USER_SET_FEATURES) {
+        const uint64_t features = m.payload.u64;
         if (!(features & core::vfeat::LOG_ALL) || d->core->dirty_logging())
             return RTE_VHOST_MSG_RESULT_NOT_HANDLED;
         MLX5A_LOG(ERR, "vid %d: SET_FEATURES: LOG_ALL refused: %s is not logging dirty pages", vid,
