@@ -24,6 +24,19 @@ def unique(prefix):
     return f"{prefix}-{os.getpid()}-{next(_seq)}"
 
 
+def fd_targets(pid):
+    """Where each open fd of process `pid` points, by fd number (an fd
+    closed meanwhile is skipped)."""
+    d = f"/proc/{pid}/fd"
+    out = {}
+    for n in os.listdir(d):
+        try:
+            out[int(n)] = os.readlink(f"{d}/{n}")
+        except FileNotFoundError:
+            pass
+    return out
+
+
 class Workdir:
     """A private folder (0700) for sockets and logs. close() removes it; as a
     context manager it is removed when the block succeeded and kept, with

@@ -160,10 +160,11 @@ class Conn:
         finally:
             self.sock.settimeout(timeout)
 
-    def request(self, request, payload=b"", flags=VERSION, reply=True):
-        """A well-formed message; with `reply`, waits for the reply's
-        payload (within the socket timeout)."""
-        self.send(header(request, flags, len(payload)) + payload)
+    def request(self, request, payload=b"", flags=VERSION, reply=True, fds=()):
+        """A well-formed message, `fds` with it; with `reply`, waits for
+        the reply's payload (within the socket timeout): the request's own
+        reply, or with FLAG_NEED_REPLY the REPLY_ACK."""
+        self.send(header(request, flags, len(payload)) + payload, fds)
         if not reply:
             return None
         hdr = self._recv_exact(struct.calcsize(HEADER))

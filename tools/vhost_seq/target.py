@@ -2,7 +2,6 @@
 vhost-user socket, and the checks made after each connection: alive,
 answering (a vhost-user probe and telemetry) within a deadline, its fds
 and memory back near where they started."""
-import os
 import re
 import signal
 import subprocess
@@ -11,7 +10,7 @@ import struct
 from harness import vhost_user as vu
 from harness.frontend import Frontend
 from harness.host import EAL_COMMON, Host
-from harness.proc import unique
+from harness.proc import fd_targets, unique
 from harness.wait import DEADLINE_S, until
 
 from .send import TAG
@@ -42,27 +41,15 @@ class Target:
         try:
             self.host.wait_line(lambda l: f": attached to {self.sock} " in l, DEADLINE_S, "socket attached")
             self.answers()
-            self.base_fds, self.base_rss = len(self.fds()), self.rss_kb()
+            self.base_fds, self.base_rss = len(fd_targets(self.host.pid)), self.rss_kb()
         except BaseException:
             self.host.kill()
             raise
 
-    def fds(self):
-        """Where each of the host's fds points, by number (one vanishing
-        meanwhile is skipped)."""
-        d = f"/proc/{self.host.pid}/fd"
-        out = {}
-        for n in os.listdir(d):
-            try:
-                out[int(n)] = os.readlink(f"{d}/{n}")
-            except FileNotFoundError:
-                pass
-        return out
-
-    def held_fds(self):
-        """The host's fds of the memfds and files sent to it, but those
-        vhost is known to keep (vhost_kept)."""
-        return {n: t for n, t in self.fds().items() if TAG in t and n not in self.vhost_kept}
+    def held_fds(self, fds):
+        """Of the host's fds (`fds`, from fd_targets), those of the memfds
+        and files sent to it, but those vhost is known to keep (vhost_kept)."""
+        return {n: t for n, t in fds.items() if TAG in t and n not in self.vhost_kept}
 
     def held_maps(self):
         with open(f"/proc/{self.host.pid}/maps") as f:
@@ -105,13 +92,14 @@ class Target:
             died = f"; the host died ({signal.Signals(-rc).name if rc < 0 else f'exit {rc}'})" if rc is not None else ""
             raise AssertionError(f"the host does not answer: {e!r}{died}") from e
 
-        now = self.fds()  # a kept fd closed since (by a later teardown) is no longer kept
+        now = fd_targets(self.host.pid)  # a kept fd closed since is no longer kept
         self.vhost_kept = {n for n in self.vhost_kept if TAG in now.get(n, "")}
         refused = any("failed to alloc queue" in l for l in self.host.output()[since:])
         may_keep = vring_fds if refused else 0
 
         def state():
-            return len(self.fds()), self.held_fds(), self.held_maps()
+            fds = fd_targets(self.host.pid)
+            return len(fds), self.held_fds(fds), self.held_maps()
         n, kept, _ = until(
             state, lambda s: s[0] <= self.base_fds + len(self.vhost_kept) + len(s[1]) + FD_SLACK
             and len(s[1]) <= may_keep and not s[2], ANSWER_S,

@@ -17,7 +17,7 @@ from harness import vhost_user as vu  # noqa: E402
 from harness.cases import run_case  # noqa: E402
 from harness.frontend import VhostUserGuest  # noqa: E402
 from harness.host import HostSession, vdpa_host  # noqa: E402
-from harness.proc import Workdir, unique  # noqa: E402
+from harness.proc import Workdir, fd_targets, unique  # noqa: E402
 from harness.wait import until  # noqa: E402
 
 # Low emulated latencies keep the tests quick; the control path is the same.
@@ -495,15 +495,7 @@ def case_second_frontend(args):
 
 def held_memfds(host, name):
     """The host's fds of memfds called `name`."""
-    d = f"/proc/{host.pid}/fd"
-    out = []
-    for n in os.listdir(d):
-        try:
-            if os.readlink(f"{d}/{n}").startswith(f"/memfd:{name}"):
-                out.append(n)
-        except FileNotFoundError:
-            pass
-    return out
+    return [n for n, t in fd_targets(host.pid).items() if t.startswith(f"/memfd:{name}")]
 
 
 def case_short_memory(args):
@@ -526,10 +518,7 @@ def case_short_memory(args):
             ack = vu.VERSION | vu.FLAG_NEED_REPLY
 
             def acked(req, payload, fd_list):
-                c.send(vu.header(vu.REQ[req], ack, len(payload)) + payload, fd_list)
-                hdr = c._recv_exact(struct.calcsize(vu.HEADER))
-                assert struct.unpack(vu.HEADER, hdr)[0] == vu.REQ[req], hdr
-                return struct.unpack("<Q", c._recv_exact(8))[0]
+                return struct.unpack("<Q", c.request(vu.REQ[req], payload, ack, fds=fd_list))[0]
             features = struct.unpack("<Q", c.request(vu.REQ["GET_FEATURES"]))[0]
             assert features >> vu.F_PROTOCOL_FEATURES & 1, hex(features)
             c.request(vu.REQ["SET_FEATURES"], struct.pack("<Q", 1 << vu.VIRTIO_F["VERSION_1"] |
