@@ -160,7 +160,6 @@ constexpr Switch kSwitches[] = {
     {"sense_fast_commands", &devx::EngineOptions::sense_fast_commands},
     {"stall_check", &devx::EngineOptions::stall_check},
     {"unthrottled_first", &devx::EngineOptions::unthrottled_first},
-    {"tiered_wakeups", &devx::EngineOptions::tiered_wakeups},
     {"workers_follow_caller", &devx::EngineOptions::workers_follow_caller},
 };
 

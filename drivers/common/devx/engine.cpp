@@ -115,8 +115,7 @@ Result<void> Engine::Impl::setup() {
                            std::memory_order_relaxed);
     if (opt.strategy != Strategy::Sequential)
         pool = std::make_unique<WorkerPool>(
-            nworkers, opt.thread_prefix, [this](std::unique_ptr<Job> j) { worker_run(std::move(j)); },
-            opt.tiered_wakeups ? opt.max_inflight : 0);  // a throttle's worth wakes with one call
+            nworkers, opt.thread_prefix, [this](std::unique_ptr<Job> j) { worker_run(std::move(j)); });
     return {};
 }
 
@@ -440,7 +439,6 @@ const EngineOptions& Engine::options() const noexcept { return impl_->opt; }
 const Throttle& Engine::throttle() const noexcept { return impl_->throttle; }
 const Throttle& Engine::slots() const noexcept { return impl_->slots; }
 unsigned Engine::worker_count() const noexcept { return impl_->pool ? impl_->pool->size() : 0; }
-unsigned Engine::worker_tiers() const noexcept { return impl_->pool ? impl_->pool->tiers() : 0; }
 
 EngineStats Engine::stats() const noexcept {
     std::lock_guard lk(impl_->stats_mu);

@@ -107,9 +107,6 @@ struct EngineOptions {
     // Entries whose first step is outside the throttle are queued first;
     // false: batch order.
     bool unthrottled_first = true;
-    // Workers sleep in tiers of max_inflight, one notify_all per tier; false:
-    // one condition variable for the whole pool.
-    bool tiered_wakeups = true;
     std::string thread_prefix = "mlx5a-wk";
 };
 
@@ -169,7 +166,6 @@ public:
     const Throttle& slots() const noexcept;     // every command
     EngineStats stats() const noexcept;
     unsigned worker_count() const noexcept;
-    unsigned worker_tiers() const noexcept;  // condition variables the workers sleep on
 
     struct Impl;
 

@@ -10,42 +10,31 @@
 
 namespace mlx5async::devx {
 
-WorkerPool::WorkerPool(unsigned threads, const std::string& name_prefix, RunFn run, unsigned tier)
-    : run_(std::move(run)), tier_size_(tier ? tier : std::max(threads, 1u)), busy_since_(threads, 0) {
-    for (unsigned i = 0; i < threads; i += tier_size_) tiers_.push_back(std::make_unique<Tier>());
+WorkerPool::WorkerPool(unsigned threads, const std::string& name_prefix, RunFn run)
+    : run_(std::move(run)), busy_since_(threads, 0) {
     threads_.reserve(threads);
     for (unsigned i = 0; i < threads; ++i)
         threads_.push_back(make_named_thread(name_prefix + std::to_string(i),
                                              [this, i] { loop(i); }));
 }
 
-WorkerPool::Wakes WorkerPool::plan_wakes(size_t n) {
-    Wakes w;
-    for (auto& t : tiers_) {
-        if (n == 0) break;
-        const unsigned sleeping = t->idle - t->woken;
-        if (sleeping == 0) continue;
-        const unsigned k = unsigned(std::min<size_t>(n, sleeping));
-        t->woken += k;
-        woken_ += k;
-        n -= k;
-        w.tiers.emplace_back(t.get(), k == sleeping ? UINT32_MAX : k);
-    }
-    return w;
+unsigned WorkerPool::plan_wakes(size_t n) {
+    const unsigned sleeping = idle_ - woken_;
+    const unsigned k = unsigned(std::min<size_t>(n, sleeping));
+    woken_ += k;
+    return k == sleeping && k > 1 ? kAll : k;
 }
 
-void WorkerPool::notify(const Wakes& w) {
-    for (auto [t, k] : w.tiers) {
-        if (k == UINT32_MAX) {
-            t->cv.notify_all();  // one call wakes the tier's sleepers
-            continue;
-        }
-        for (unsigned i = 0; i < k; ++i) t->cv.notify_one();
+void WorkerPool::notify(unsigned wakes) {
+    if (wakes == kAll) {
+        cv_.notify_all();  // one call wakes every sleeper
+        return;
     }
+    for (unsigned i = 0; i < wakes; ++i) cv_.notify_one();
 }
 
 void WorkerPool::post(std::unique_ptr<Job> job) {
-    Wakes w;
+    unsigned w = 0;
     {
         std::lock_guard lk(mu_);
         queue_.push_back(std::move(job));
@@ -57,7 +46,7 @@ void WorkerPool::post(std::unique_ptr<Job> job) {
 void WorkerPool::post_all(std::vector<std::unique_ptr<Job>>& jobs, size_t max_wake,
                           size_t max_awake) {
     if (jobs.empty()) return;
-    Wakes w;
+    unsigned w = 0;
     {
         std::lock_guard lk(mu_);
         for (auto& j : jobs) queue_.push_back(std::move(j));
@@ -72,7 +61,7 @@ void WorkerPool::post_all(std::vector<std::unique_ptr<Job>>& jobs, size_t max_wa
 }
 
 void WorkerPool::wake_one_if_queued(unsigned max_awake) {
-    Wakes w;
+    unsigned w = 0;
     {
         std::lock_guard lk(mu_);
         if (queue_.empty() || woken_ > 0 || idle_ == 0) return;
@@ -83,7 +72,7 @@ void WorkerPool::wake_one_if_queued(unsigned max_awake) {
 }
 
 void WorkerPool::wake_one_if_stalled(int64_t ns) {
-    Wakes w;
+    unsigned w = 0;
     {
         std::lock_guard lk(mu_);
         if (queue_.empty() || idle_ == woken_) return;
@@ -96,23 +85,17 @@ void WorkerPool::wake_one_if_stalled(int64_t ns) {
 }
 
 void WorkerPool::loop(size_t self) {
-    Tier& tier = *tiers_[self / tier_size_];
     for (;;) {
         std::unique_ptr<Job> job;
         {
             std::unique_lock lk(mu_);
             busy_since_[self] = 0;
             ++idle_;
-            ++tier.idle;
             while (queue_.empty() && !stopping_) {
-                tier.cv.wait(lk);
-                if (tier.woken > 0) {  // this notification arrived (or a spurious return)
-                    --tier.woken;
-                    --woken_;
-                }
+                cv_.wait(lk);
+                if (woken_ > 0) --woken_;  // this notification arrived (or a spurious return)
             }
             --idle_;
-            --tier.idle;
             if (queue_.empty()) return;  // stopping, nothing left to run
             job = std::move(queue_.front());
             queue_.pop_front();
@@ -136,7 +119,7 @@ std::vector<std::unique_ptr<Job>> WorkerPool::stop() noexcept {
         std::lock_guard lk(mu_);
         stopping_ = true;
     }
-    for (auto& t : tiers_) t->cv.notify_all();
+    cv_.notify_all();
     threads_.clear();  // jthread joins
     std::vector<std::unique_ptr<Job>> left;
     std::lock_guard lk(mu_);

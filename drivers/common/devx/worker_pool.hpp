@@ -2,10 +2,7 @@
 // (MODIFY/CREATE/DESTROY have no async form in rdma-core). Created once with
 // the engine, never per batch; woken through a condition variable; joined by
 // stop(). Each finished job goes to the `done` callback, on the worker.
-//
-// Workers sleep in tiers of `tier` threads, one condition variable each:
-// waking a whole tier is one notify_all (one futex call), where waking the
-// same workers of a larger pool one by one costs the poster a call each.
+// Waking every sleeping worker is one notify_all; fewer, a notify_one each.
 #pragma once
 
 #include <sched.h>
@@ -28,7 +25,7 @@ class WorkerPool {
 public:
     using RunFn = std::function<void(std::unique_ptr<Job>)>;  // runs and hands the job on
 
-    WorkerPool(unsigned threads, const std::string& name_prefix, RunFn run, unsigned tier = 0);
+    WorkerPool(unsigned threads, const std::string& name_prefix, RunFn run);
     ~WorkerPool() { (void)stop(); }
     WorkerPool(const WorkerPool&) = delete;
     WorkerPool& operator=(const WorkerPool&) = delete;
@@ -55,29 +52,20 @@ public:
     // Lets running jobs finish, joins every thread, returns the jobs never started.
     std::vector<std::unique_ptr<Job>> stop() noexcept;
     unsigned size() const noexcept { return static_cast<unsigned>(threads_.size()); }
-    unsigned tiers() const noexcept { return static_cast<unsigned>(tiers_.size()); }
 
 private:
-    struct Tier {
-        std::condition_variable cv;
-        unsigned idle = 0;   // under mu_: its workers waiting on cv
-        unsigned woken = 0;  // under mu_: of those, notified and not yet running
-    };
     void loop(size_t self);
-    // Under mu_: marks up to n sleeping workers woken, first tiers first;
-    // their notifications go out with notify() after the unlock.
-    struct Wakes {
-        std::vector<std::pair<Tier*, unsigned>> tiers;  // (tier, workers; UINT32_MAX: all)
-    };
-    Wakes plan_wakes(size_t n);
-    static void notify(const Wakes& w);
+    // Under mu_: marks up to n sleeping workers woken; returns how many
+    // notifications notify() sends after the unlock (kAll: notify_all).
+    static constexpr unsigned kAll = UINT32_MAX;
+    unsigned plan_wakes(size_t n);
+    void notify(unsigned wakes);
 
     RunFn run_;
-    std::mutex mu_;  // protects queue_
-    const unsigned tier_size_;
-    std::vector<std::unique_ptr<Tier>> tiers_;
+    std::mutex mu_;  // protects queue_, stopping_, idle_, woken_, busy_since_
+    std::condition_variable cv_;  // idle workers wait here, under mu_
     bool stopping_ = false;  // under mu_
-    unsigned idle_ = 0;      // under mu_: workers waiting, all tiers
+    unsigned idle_ = 0;      // under mu_: workers waiting on cv_
     unsigned woken_ = 0;     // under mu_: of those, notified and not yet running
     std::vector<int64_t> busy_since_;  // under mu_: per worker, steady ns its job began; 0 idle
     std::deque<std::unique_ptr<Job>> queue_;

@@ -85,14 +85,6 @@ EngineOptions four_in_flight() {
     return o;
 }
 
-TEST_F(EngineSwitches, TieredWakeupsSleepATierPerThrottle) {
-    for (bool on : {true, false}) {
-        EngineOptions o = four_in_flight();  // 8 workers: a slot each
-        o.tiered_wakeups = on;
-        EXPECT_EQ(engine(o).worker_tiers(), on ? 2u : 1u) << "tiered_wakeups " << on;
-    }
-}
-
 // After batches of fast commands, a batch whose MODIFYs block: the commands
 // the device holds once the batch has given up.
 TEST_F(EngineSwitches, FastCommandsWakeOneWorkerPerPostUnlessSensingIsOff) {
