@@ -98,9 +98,15 @@ struct EngineOptions {
     bool workers_follow_caller = true;
     // The heuristics doc/engine.md ("Heuristics") measures; each false turns
     // one off (./run bench, out/bench/heuristics.json).
-    // Fast commands (average blocking latency under 100 us) wake one worker
-    // per batch and grow the pool one at a time; false: always as slow ones.
+    // Fast commands (average blocking latency under fast_command_ns) wake one
+    // worker per batch and grow the pool one at a time; false: always as
+    // slow ones.
     bool sense_fast_commands = true;
+    // A command is fast when it returns within a few thread hand-offs (each
+    // some microseconds: doc/engine.md, "Heuristics"); 50 us firmware
+    // commands (CREATE_CQ, CREATE_QP, CREATE_MKEY) are not, and gain from a
+    // worker each. Under 1 ms (the average starts there).
+    std::chrono::nanoseconds fast_command_ns{20'000};
     // Fast commands: the loop wakes once per millisecond to add a worker when
     // every awake one is stuck; false: it sleeps until an event.
     bool stall_check = true;

@@ -103,9 +103,8 @@ struct Engine::Impl {
         // Racy (load, then store): an estimate.
         avg.store(a + (sample - a) / (int64_t(1) << shift), std::memory_order_relaxed);
     }
-    static constexpr int64_t kFastCommandNs = 100'000;
     bool fast_commands() const noexcept {
-        return opt.sense_fast_commands && blocking_ns.load(std::memory_order_relaxed) < kFastCommandNs;
+        return opt.sense_fast_commands && blocking_ns.load(std::memory_order_relaxed) < opt.fast_command_ns.count();
     }
     // Fast commands keep at most this many workers awake: the CPUs the
     // workers may run on (worker_cpus). A batch of them that hangs grows the

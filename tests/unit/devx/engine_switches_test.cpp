@@ -82,6 +82,7 @@ void on_one_cpu(F fn) {
 EngineOptions four_in_flight() {
     EngineOptions o;
     o.max_inflight = 4;
+    o.fast_command_ns = kFakeAnswersFast;
     return o;
 }
 

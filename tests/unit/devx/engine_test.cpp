@@ -186,7 +186,7 @@ TEST_F(EngineBatch, PeakInFlightReachesButNeverExceedsLimit) {
 TEST_F(EngineBatch, PeakReachesLimitAfterFastBatchesToo) {
     make_objs(24);
     const unsigned kLimit = 4;
-    Engine& eng = engine({.max_inflight = kLimit});
+    Engine& eng = engine({.max_inflight = kLimit, .fast_command_ns = kFakeAnswersFast});
     // Instant commands: the engine learns they are fast and wakes few workers.
     for (int i = 0; i < 20; ++i) ASSERT_TRUE(eng.run(suspend_all(), kGenerous).ok());
     for (auto& v : vqs_) v = fake_.make_obj(VirtqState::RDY);

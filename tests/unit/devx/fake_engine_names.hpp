@@ -19,5 +19,9 @@ using testing::FakeReply;
 using prm::VirtqState;
 
 inline constexpr auto kGenerous = 10s;
+// The fake answers at once, which under a sanitizer still takes tens of
+// microseconds: tests of the fast-command mode count that as fast in
+// every build (EngineOptions::fast_command_ns).
+inline constexpr std::chrono::nanoseconds kFakeAnswersFast = 500us;
 
 }  // namespace mlx5async::devx::fake_engine
