@@ -622,6 +622,25 @@ TEST_F(DeviceCore, ChangedMemoryTableMovesEveryVirtqToTheNewMkeyAndFreesTheOld) 
     }));
 }
 
+// The null mkey, a device constant the holes of a table need, is asked for
+// when the device opens: a destination's start, inside the migration's
+// downtime, does not wait for it.
+TEST_F(DeviceCore, TheNullMkeyIsAskedForAtOpenNotByTheStart) {
+    open("cx7", 2);
+    auto special_queries = [&] {
+        auto c = emu_dev().counters().by_opcode;
+        auto it = c.find(uint16_t(prm::Opcode::QUERY_SPECIAL_CONTEXTS));
+        return it == c.end() ? 0 : it->second;
+    };
+    EXPECT_EQ(special_queries(), 1u);
+    enable_all(4);
+    auto g = guest_in_ram(4);
+    g.mem = {{0, 512ull << 20, guest_ram()}, {768ull << 20, 256ull << 20, guest_ram() + (512ull << 20)}};
+    ASSERT_TRUE(dev->configure(g));
+    EXPECT_EQ(special_queries(), 1u);
+    EXPECT_EQ(host_of(emu_dev(), fw(0).attr.virtio_q_mkey, 600ull << 20, 16), 0u);  // the hole
+}
+
 TEST_F(DeviceCore, CleanupUnregistersGuestMemoryAndConfRegistersAgain) {
     open("cx7", 2);
     auto base = emu_dev().object_counts();

@@ -199,6 +199,12 @@ Result<std::unique_ptr<Device>> Device::open(const DeviceConfig& cfg, std::strin
                                                ": device supports " + std::to_string(d.vqs.size() / 2) +
                                                " queue pairs");
     return d.strand->run([&]() -> Result<std::unique_ptr<Device>> {
+        // The null mkey (a device constant every table with holes needs) is
+        // asked for here, outside a migration's downtime; plan() asks again
+        // if the device did not answer.
+        if (auto n = d.mem->null_mkey(); !n)
+            logf(LogLevel::Warning, "%s: QUERY_SPECIAL_CONTEXTS: %s (asked again at the first memory table)",
+                 d.name.c_str(), to_string(n.error()).c_str());
         if (cfg.queues) {
             std::vector<uint16_t> rings(cfg.queues * 2);
             for (size_t i = 0; i < rings.size(); i++) rings[i] = uint16_t(i);

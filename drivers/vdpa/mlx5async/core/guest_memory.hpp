@@ -156,9 +156,11 @@ public:
 
     // One CREATE_MKEY through the engine; returns the mkey value.
     Result<uint32_t> create_mkey(const prm::MkeyAttr& a, devx::DevxObj& obj, BatchKind kind);
+    // The device's null mkey (QUERY_SPECIAL_CONTEXTS once, then remembered):
+    // what the holes of a table's indirect mkey point at.
+    Result<uint32_t> null_mkey();
 
 private:
-    Result<uint32_t> null_mkey();
 
     Commands& cmds_;
     const devx::Context& ctx_;
