@@ -174,7 +174,30 @@ class Vm(Proc):
 
     def _failure_context(self):
         return (f"(QEMU {'running' if self.alive() else 'exited'}); console:\n" +
-                "\n".join(self.console()[-30:]) + "\nQEMU:\n" + "\n".join(self.qemu_messages()[-20:]))
+                "\n".join(self.console()[-30:]) + "\nQEMU:\n" + "\n".join(self.qemu_messages()[-20:]) +
+                self._vcpu_report())
+
+    def _vcpu_report(self):
+        """The run state and where the vCPUs are, sampled twice a second
+        apart: a guest that is halted or stuck at one instruction, told from
+        one that runs and prints nothing. For failure reports only: a
+        monitor that does not answer within 5 s is reported as such."""
+        if not self.alive():
+            return ""
+        q = self.qmp
+        q.sock.settimeout(5)
+        try:
+            status = q.cmd("query-status").get("status")
+            def cpus():  # TCG's "info cpus" has no pc: the registers' RIP (EIP) and HLT
+                regs = q.cmd("human-monitor-command", **{"command-line": "info registers"})
+                return " ".join(re.findall(r"\b(?:RIP|EIP|HLT)=\S+", regs))
+            first, t0 = cpus(), time.monotonic()
+            later = until(cpus, lambda _: time.monotonic() - t0 >= 1, 5, "a second vCPU sample")
+            return f"\nQEMU run state: {status}\nvCPUs: {first}\nvCPUs 1 s later: {later}"
+        except (QmpError, OSError, AssertionError) as e:
+            return f"\nQEMU monitor: no answer ({e})"
+        finally:
+            q.sock.settimeout(None)
 
     def stats(self, nic=0):
         """Every counters line of NIC `nic` so far: (uptime, {queue: rx},
