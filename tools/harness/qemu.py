@@ -192,7 +192,8 @@ class Vm(Proc):
                 regs = q.cmd("human-monitor-command", **{"command-line": "info registers"})
                 return " ".join(re.findall(r"\b(?:RIP|EIP|HLT)=\S+", regs))
             first, t0 = cpus(), time.monotonic()
-            later = until(cpus, lambda _: time.monotonic() - t0 >= 1, 5, "a second vCPU sample")
+            until(time.monotonic, lambda t: t - t0 >= 1, 5, "a second to pass")
+            later = cpus()
             return f"\nQEMU run state: {status}\nvCPUs: {first}\nvCPUs 1 s later: {later}"
         except (QmpError, OSError, AssertionError) as e:
             return f"\nQEMU monitor: no answer ({e})"
