@@ -60,7 +60,8 @@ struct FakeDevx::Hooks {
         }
         {
             std::unique_lock lk(d.mu_);
-            FakeReply r = d.decide({FakeOp::Create, 0, opcode_of(in, inlen), {}});
+            const auto* b = static_cast<const std::byte*>(in);
+            FakeReply r = d.decide({FakeOp::Create, 0, opcode_of(in, inlen), {b, b + inlen}});
             d.begin(FakeOp::Create, id);
             d.wait_if_held(r, lk);
             if (r.status && outlen >= 16)

@@ -33,7 +33,7 @@ struct FakeCall {
     FakeOp op;
     uint32_t obj_id = 0;
     uint16_t opcode = 0;
-    std::vector<std::byte> in;
+    std::vector<std::byte> in;  // Create: the command's input (the others: empty)
 };
 
 struct FakeReply {

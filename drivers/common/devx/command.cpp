@@ -143,6 +143,17 @@ size_t Batch::add_resume(const DevxObj& vq, int queue) {
     return add(Command::modify_virtq_state(vq, prm::VirtqState::RDY, queue));
 }
 
+void Command::take_prev_id(uint32_t id) {
+    for (const prm::Field& f : prev_id_fields) {
+        assert(f.end() <= in.size() * 8);
+        prm::set_bits(in, f.bit_offset, f.bit_width, id);
+    }
+}
+
+uint32_t StepResult::made_id() const noexcept {
+    return ok() && (kind == CmdKind::Create || kind == CmdKind::RegUmem) ? obj_id : 0;
+}
+
 Error StepResult::error() const {
     Error e;
     e.opcode = opcode;

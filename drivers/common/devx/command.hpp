@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/base/result.hpp"
+#include "common/prm/field.hpp"
 #include "common/prm/opcodes.hpp"
 #include "common/prm/virtq.hpp"
 #include "devx_api.hpp"
@@ -46,6 +47,13 @@ struct Command {
     void* umem_addr = nullptr;
     size_t umem_size = 0;
     uint32_t umem_access = 0;
+    // Fields of `in` that, when this step is issued, take the id of what the
+    // step before it made (made_id: each field its low bits): a chain whose
+    // step names the object the one before created, as a direct mkey its
+    // umem, runs on without a round trip through its caller.
+    std::vector<prm::Field> prev_id_fields;
+    // Writes `id` into prev_id_fields.
+    void take_prev_id(uint32_t id);
 
     // Takes a throttle token as well as a command slot (a general-object command).
     bool throttled() const noexcept { return prm::is_throttled_opcode(opcode); }
@@ -126,6 +134,10 @@ struct StepResult {
     Umem umem;    // RegUmem: the registered umem
 
     bool ok() const noexcept { return state == StepState::Done; }
+    // What the step made, for the next step's prev_id_fields: a RegUmem's
+    // umem id; a CREATE's id from its output's third dword (obj_id, cqn,
+    // qpn, mkey_index); 0 for the others.
+    uint32_t made_id() const noexcept;
     // The failure as an Error (Firmware, System, Timeout, Cancelled).
     Error error() const;
 };

@@ -58,11 +58,17 @@ BatchResult make_result_skeleton(const Batch& b) {
 }
 
 void close_chain(std::vector<Command>& steps, std::vector<StepResult>& results, size_t from,
-                 StepState first) {
+                 StepState first, size_t through) {
+    through = std::max(from, through);
     for (size_t i = from; i < steps.size(); ++i) {
-        results[i].state = i == from ? first : StepState::Cancelled;
+        results[i].state = i <= through ? first : StepState::Cancelled;
         if (steps[i].owned) results[i].obj = std::move(steps[i].owned);
     }
+}
+
+size_t last_begun_step(const Job& job) noexcept {
+    const size_t begun = job.steps_begun.load(std::memory_order_acquire);
+    return job.first_step + (begun ? begun - 1 : 0);
 }
 
 void cancel_unissued(std::vector<Command>& steps, std::vector<StepResult>& results, size_t from) {
@@ -182,9 +188,12 @@ void Engine::Impl::run_steps(Job& job) noexcept {
             if (!(job.chain || job.continue_async) ||
                 !outcome_ok(job.steps[i - 1], job.outcomes[i - 1]))
                 break;
+            if (!job.steps[i].prev_id_fields.empty())
+                job.steps[i].take_prev_id(outcome_made_id(job.steps[i - 1], job.outcomes[i - 1]));
             if (job.continue_async) {
                 if (job.gen != live_gen.load(std::memory_order_acquire)) break;  // batch returned
                 if (job.steps[i].kind == CmdKind::Query) {
+                    job.steps_begun.store(unsigned(i + 1), std::memory_order_release);
                     issue_continuation_query(job, i, held_throttled);  // takes the admission over
                     return;
                 }
@@ -207,6 +216,7 @@ void Engine::Impl::run_steps(Job& job) noexcept {
             uint8_t waiting = Job::kWaiting;
             if (!job.claim.compare_exchange_strong(waiting, Job::kIssued)) break;  // abandoned
         }
+        job.steps_begun.store(unsigned(i + 1), std::memory_order_release);
         job.outcomes.emplace_back();
         Outcome& o = job.outcomes.back();
         execute_blocking(job.steps[i], o);
@@ -296,10 +306,13 @@ std::vector<std::unique_ptr<Job>> Engine::Impl::take_done() {
 }
 
 void Engine::Impl::discard_stale(Job& job) noexcept {
-    // Results made on the worker release what they hold (a created object
-    // is destroyed) with the job.
-    for (size_t i = job.results.size(); i < job.outcomes.size(); ++i)
+    // Last step first: a step may name what the one before made (a direct
+    // mkey its umem), which the device keeps until that is gone. Results
+    // made on the worker release what they hold (a created object is
+    // destroyed) as they go.
+    for (size_t i = job.outcomes.size(); i-- > job.results.size();)
         discard_outcome(job.steps[i], job.outcomes[i]);
+    while (!job.results.empty()) job.results.pop_back();
     EngineStats d;
     d.stale_completions = 1;
     add_stats(d);

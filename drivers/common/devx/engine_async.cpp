@@ -236,6 +236,8 @@ void AsyncRun::issue(uint32_t e, bool slot_held) {
     Command& c = entries_[e].steps[next_[e]];
     StepResult& r = res_.entries[e].steps[next_[e]];
     if (r.busy_retries == 0) ++d_.steps_issued;
+    if (next_[e] > 0 && !c.prev_id_fields.empty())
+        c.take_prev_id(res_.entries[e].steps[next_[e] - 1].made_id());
     r.state = StepState::Issued;
     in_flight_[e] = true;
     issued_at_[e] = Clock::now();
@@ -457,14 +459,18 @@ void AsyncRun::on_comp() {
 void AsyncRun::expire(StepState why) {
     for (uint32_t e = 0; e < entries_.size(); ++e) {
         if (!open_[e]) continue;
-        close_chain(entries_[e].steps, res_.entries[e].steps, next_[e], why);
         open_[e] = false;
         // A step no worker issued yet never will be.
         bool abandoned = false;
-        if (at_worker_[e] && job_of_[e] && job_of_[e]->first_step == next_[e]) {
+        const Job* job = at_worker_[e] ? job_of_[e] : nullptr;
+        if (job && job->first_step == next_[e]) {
             uint8_t waiting = Job::kWaiting;
             abandoned = job_of_[e]->claim.compare_exchange_strong(waiting, Job::kAbandoned);
         }
+        // The steps the worker ran before the one it is in are unsure too:
+        // what they made is released when the job comes back stale.
+        const size_t through = job && !abandoned ? last_begun_step(*job) : next_[e];
+        close_chain(entries_[e].steps, res_.entries[e].steps, next_[e], why, through);
         if (abandoned) res_.entries[e].steps[next_[e]].never_issued = true;
     }
     for (uint32_t e : ready_)  // no admission came for them

@@ -29,6 +29,7 @@ BatchResult Engine::Impl::run_sequential(Batch&& b, Clock::time_point deadline) 
                                                              : StepState::TimedOut);
                 break;
             }
+            if (k > 0 && !steps[k].prev_id_fields.empty()) steps[k].take_prev_id(results[k - 1].made_id());
             Outcome o;
             const bool throttled = steps[k].throttled();
             admit(throttled);
@@ -81,6 +82,7 @@ BatchResult Engine::Impl::run_threads(Batch&& b, Clock::time_point deadline) {
     const uint32_t g = ++gen;
     auto& entries = b.entries();
     std::vector<bool> open(entries.size(), false);
+    std::vector<const Job*> job_of(entries.size(), nullptr);  // alive until take_done() returns it
     size_t pending = 0;
     EngineStats d;
     for (uint32_t e = 0; e < entries.size(); ++e) {
@@ -92,6 +94,7 @@ BatchResult Engine::Impl::run_threads(Batch&& b, Clock::time_point deadline) {
         for (auto& s : entries[e].steps) job->steps.push_back(std::move(s));
         for (auto& r : res.entries[e].steps) r.state = StepState::Issued;
         open[e] = true;
+        job_of[e] = job.get();
         ++pending;
         post(std::move(job));
     }
@@ -110,7 +113,8 @@ BatchResult Engine::Impl::run_threads(Batch&& b, Clock::time_point deadline) {
             // The jobs keep their commands; they come back stale and are discarded.
             StepState why = closed.load() ? StepState::Cancelled : StepState::TimedOut;
             for (uint32_t e = 0; e < entries.size(); ++e)
-                if (open[e]) close_chain(entries[e].steps, res.entries[e].steps, 0, why);
+                if (open[e])
+                    close_chain(entries[e].steps, res.entries[e].steps, 0, why, last_begun_step(*job_of[e]));
             break;
         }
         std::this_thread::sleep_until(std::min(Clock::now() + kThreadsPollInterval, deadline));

@@ -162,10 +162,13 @@ inline uint64_t make_wr_id(uint32_t gen, uint32_t entry) {
 // Results skeleton: every step Queued with its command's identity.
 BatchResult make_result_skeleton(const Batch& b);
 StepResult step_identity(const Command& c);
-// Marks entry `e`'s steps from `from` on: the first `first`, the rest Cancelled;
-// hands destroy objects back.
+// Marks entry `e`'s steps from `from` on: `from` through `through` (at
+// least `from`) `first`, the rest Cancelled; hands destroy objects back.
 void close_chain(std::vector<Command>& steps, std::vector<StepResult>& results, size_t from,
-                 StepState first);
+                 StepState first, size_t through = 0);
+// The last step of a job's chain a worker has begun (the job's first when
+// none), for a deadline that closes the chain while the worker runs it.
+size_t last_begun_step(const Job& job) noexcept;
 // close_chain(Cancelled) of steps never handed to the device (cut_short).
 void cancel_unissued(std::vector<Command>& steps, std::vector<StepResult>& results, size_t from);
 // Counts states into done/failed/..., logs each Failed/TimedOut step once.

@@ -37,6 +37,10 @@ struct Job {
     // never issued, so it is known not to have changed the device.
     static constexpr uint8_t kWaiting = 0, kIssued = 1, kAbandoned = 2;
     std::atomic<uint8_t> claim{kWaiting};
+    // Steps the worker has begun (each counted before it is issued): a
+    // deadline that closes the chain meanwhile reports the step in flight,
+    // and those before it, as timed out, not the job's first alone.
+    std::atomic<unsigned> steps_begun{0};
     // Async strategy: after a step succeeds, the worker goes on with the next
     // one itself, keeping its admission: a blocking step in place, a QUERY
     // through obj_query_async (then the job ends). The epoll loop is not
@@ -74,6 +78,8 @@ bool outcome_ok(const Command& c, const Outcome& o) noexcept;
 // Done or Failed, with status, syndrome, errno, latency and the decoded
 // output; wraps a created object, hands a failed destroy's object back.
 StepResult finish_step(Command&& c, Outcome&& o);
+// What a step that ran made (StepResult::made_id), before its result.
+uint32_t outcome_made_id(const Command& c, const Outcome& o) noexcept;
 // A step that never completed (TimedOut or Cancelled).
 StepResult unfinished_step(Command&& c, StepState state);
 // Frees what a late (stale) outcome created, so nothing leaks.

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <future>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -239,6 +240,54 @@ TEST_F(EngineBatch, CreateReturnsTheObjectAndDestroyTakesIt) {
     EXPECT_TRUE(r.ok());
     EXPECT_FALSE(r.entries[0].steps[0].obj);
     EXPECT_EQ(fake_.live_objects(), before);
+}
+
+// A chain umem -> CREATE -> CREATE whose steps take the id of what the step
+// before made, in every strategy: the umem's id (the fake's 0x77) and the
+// first CREATE's object id reach the inputs, masked to their fields.
+TEST_F(EngineBatch, AStepTakesTheIdOfWhatTheStepBeforeMade) {
+    constexpr prm::Field kWide{"test.prev_id", 0x80, 32}, kLowByte{"test.prev_id_7_0", 0xa0, 8};
+    std::mutex mu;
+    std::vector<std::vector<std::byte>> creates;  // inputs, in issue order
+    fake_.set_script([&](const FakeCall& c) {
+        if (c.op == FakeOp::Create) {
+            std::lock_guard lk(mu);
+            creates.push_back(c.in);
+        }
+        return FakeReply{};
+    });
+    auto counters_in = [] {
+        std::vector<std::byte> in(prm::kGeneralObjInHdrBytes + 8);
+        prm::write_general_obj_in({.opcode = uint16_t(prm::Opcode::CREATE_GENERAL_OBJECT),
+                                   .obj_type = uint16_t(prm::ObjType::VIRTIO_Q_COUNTERS)},
+                                  in);
+        return in;
+    };
+    Context ctx(&FakeDevx::api(), fake_.ctx());  // closed (no-op) at scope end
+    std::vector<std::byte> host(4096);
+    for (Strategy s : {Strategy::Async, Strategy::Sequential, Strategy::Threads}) {
+        creates.clear();
+        Entry e;
+        e.steps.push_back(Command::reg_umem(ctx, host.data(), host.size()));
+        e.steps.push_back(Command::create_obj(ctx, counters_in(), prm::kGeneralObjOutHdrBytes));
+        e.steps.back().prev_id_fields = {kWide, kLowByte};
+        e.steps.push_back(Command::create_obj(ctx, counters_in(), prm::kGeneralObjOutHdrBytes));
+        e.steps.back().prev_id_fields = {kWide};
+        Batch b;
+        b.add(std::move(e));
+        BatchResult r = engine({.strategy = s}).run(std::move(b), kGenerous);
+        ASSERT_TRUE(r.ok()) << strategy_name(s);
+        const auto& st = r.entries[0].steps;
+        EXPECT_EQ(st[0].made_id(), 0x77u);
+        ASSERT_EQ(creates.size(), 2u) << strategy_name(s);
+        EXPECT_EQ(prm::get_bits(creates[0], kWide.bit_offset, 32), 0x77u) << strategy_name(s);
+        EXPECT_EQ(prm::get_bits(creates[0], kLowByte.bit_offset, 8), 0x77u) << strategy_name(s);
+        EXPECT_NE(st[1].made_id(), 0u);
+        EXPECT_EQ(prm::get_bits(creates[1], kWide.bit_offset, 32), st[1].made_id()) << strategy_name(s);
+        EXPECT_EQ(prm::get_bits(creates[1], kLowByte.bit_offset, 8), 0u) << strategy_name(s);
+        eng_->shutdown();
+    }
+    fake_.set_script(nullptr);
 }
 
 TEST_F(EngineBatch, FailedDestroyGivesTheObjectBack) {

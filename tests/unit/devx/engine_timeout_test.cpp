@@ -8,6 +8,7 @@
 
 #include "common/base/log_sink.hpp"
 #include "common/devx/engine.hpp"
+#include "common/prm/general_obj.hpp"
 #include "common/prm/status.hpp"
 #include "tests/support/fake_devx_api.hpp"
 #include "tests/unit/devx/fake_engine_names.hpp"
@@ -146,6 +147,35 @@ TEST_F(EngineTimeout, LateBlockingCompletionGoesNowhere) {
     EXPECT_EQ(r.entries[0].steps[0].obj_id, vqs_[3].obj_id());
     EXPECT_EQ(r.entries[0].steps[0].virtq->hw_used_index, uint16_t(2000 + vqs_[3].obj_id()));
     EXPECT_EQ(eng_->stats().stale_completions, 1u);
+}
+
+// A chain umem -> CREATE run by one worker whose CREATE hangs past the
+// deadline: both steps time out (the umem's result is still the worker's),
+// none is reported cancelled, and when the CREATE is answered late the job
+// comes back stale and releases the object and then the umem.
+TEST_F(EngineTimeout, AHangInALaterStepOfAWorkersChainTimesItOut) {
+    hold_every(FakeOp::Create);
+    Context ctx(&FakeDevx::api(), fake_.ctx());  // closed (no-op) at scope end
+    std::vector<std::byte> host(4096);
+    const int resources = fake_.live_resources();
+    const unsigned objects = fake_.live_objects();
+    std::vector<std::byte> in(prm::kGeneralObjInHdrBytes);
+    prm::write_general_obj_in({.opcode = uint16_t(prm::Opcode::CREATE_GENERAL_OBJECT),
+                               .obj_type = uint16_t(prm::ObjType::VIRTIO_Q_COUNTERS)},
+                              in);
+    Entry e;
+    e.steps.push_back(Command::reg_umem(ctx, host.data(), host.size()));
+    e.steps.push_back(Command::create_obj(ctx, std::move(in), prm::kGeneralObjOutHdrBytes));
+    Batch b;
+    b.add(std::move(e));
+    BatchResult r = eng_->run(std::move(b), kShort);
+    EXPECT_EQ(r.entries[0].steps[0].state, StepState::TimedOut);
+    EXPECT_EQ(r.entries[0].steps[1].state, StepState::TimedOut);
+    fake_.set_script(nullptr);
+    fake_.release_all();
+    ASSERT_TRUE(eng_->drain(Engine::Clock::now() + kGenerous));
+    EXPECT_EQ(fake_.live_objects(), objects);
+    EXPECT_EQ(fake_.live_resources(), resources);
 }
 
 // Commands that still wait for a command slot when the deadline passes are
