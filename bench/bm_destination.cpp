@@ -17,7 +17,8 @@
 // registration"): per device, the chunks' umems (pinning in parallel on the
 // max_inflight chains of registrations, on the host's pin_cpus shared by the
 // devices pinning at once, their MTTs on each device's `mtt_lanes` lanes),
-// the direct mkeys (waves of the command slots), the indirect mkey, then
+// each chunk's direct mkey after its umem (the last one's after all the
+// pinning, the others' beside it), the indirect mkey, then
 // the virtqs' MODIFY to RDY (waves of the throttle); sequential: the sum of
 // all, over whole regions. Virtqs created at the start add, for async, the
 // critical path of the core's shared batches (device_start.cpp: each batch
@@ -165,15 +166,15 @@ double ideal_device_ns(const emu::Profile& p, const GuestConfig& g, bool sequent
     // Every device's pinning on the host's CPUs (pin_cpus lanes, 0: one each).
     if (t.pin_cpus && pinning * chains > t.pin_cpus)
         umems = std::max(umems, pinning * pin_sum / t.pin_cpus + t.umem_us * 1e3);
-    const double mkeys = std::ceil(chunks / p.cmd_slots) * t.mkey_us * 1e3;
+    const double chunks_done = umems + t.mkey_us * 1e3;  // the last chunk's mkey
     const double modify = std::ceil(virtqs / p.max_inflight) * t.modify_us * 1e3;
-    if (precreated) return umems + mkeys + indirect + modify;
+    if (precreated) return chunks_done + indirect + modify;
     if (unshared) {
         const VirtqPath v = virtq_path(p, virtqs, p.cmd_slots);
-        return umems + mkeys + indirect + v.resources + v.eqps + v.creates + modify;
+        return chunks_done + indirect + v.resources + v.eqps + v.creates + modify;
     }
     const VirtqPath v = virtq_path(p, virtqs, p.cmd_slots - chains);
-    return std::max(umems, v.resources) + v.eqps + std::max(mkeys, v.creates) + indirect + modify;
+    return std::max(chunks_done, v.resources) + v.eqps + v.creates + indirect + modify;
 }
 
 // Every device's start posted, then waited for: the concurrent starts.

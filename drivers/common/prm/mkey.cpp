@@ -78,6 +78,11 @@ KlmEntry read_klm(std::span<const std::byte> e) {
 
 }  // namespace
 
+std::span<const Field> direct_mkey_umem_fields() {
+    static constexpr Field kFields[] = {In::mkey_umem_id, at(M::mkey_7_0)};
+    return kFields;
+}
+
 MkeyAttr direct_mkey_attr(uint32_t umem_id, uint64_t umem_offset, uint64_t start_addr,
                           uint64_t len, uint32_t pd) {
     constexpr uint64_t kPage = 1ull << kMkeyPageShift;

@@ -168,9 +168,11 @@ TEST_F(GuestMemory, AFailedChunkFailsTheTableNamingItAndLeavesNothing) {
 }
 
 // A device without pre-created virtqs: its virtqs' umems and counters go
-// in the batch of the chunks' umems, their CREATEs in the batch of the
-// direct mkeys, so every virtq exists before the indirect mkey is asked for
-// (one after the other, they would come after the whole registration).
+// in the batch of the chunks' registrations, so every virtq exists before
+// the indirect mkey is asked for (one after the other, they would come
+// after the whole registration). Each chunk's direct mkey follows its umem
+// in its chain: the first is made while other chunks still register, not
+// in a wave after them all.
 TEST_F(GuestMemory, VirtqsAreCreatedInTheMemorysBatches) {
     SparseGuest ram(4 * kGiB);
     open("cx7", 0);
@@ -178,7 +180,7 @@ TEST_F(GuestMemory, VirtqsAreCreatedInTheMemorysBatches) {
     emu_dev().clear_trace();
     ASSERT_TRUE(dev->configure(guest_with(8, {{0, 4 * kGiB, ram.base}})));
     EXPECT_EQ(phases(8), std::vector<VqPhase>(8, VqPhase::Ready));
-    int64_t last_create = 0, indirect = 0, first_chunk_mkey = INT64_MAX;
+    int64_t last_create = 0, indirect = 0, first_chunk_mkey = INT64_MAX, last_umem = 0;
     unsigned creates = 0, mkeys = 0, umems = 0;
     for (const auto& t : emu_dev().trace()) {
         switch (prm::Opcode(t.opcode)) {
@@ -191,7 +193,10 @@ TEST_F(GuestMemory, VirtqsAreCreatedInTheMemorysBatches) {
             indirect = std::max(indirect, t.submit_ns);
             mkeys++;
             break;
-        case prm::Opcode::CREATE_UMEM: umems++; break;
+        case prm::Opcode::CREATE_UMEM:
+            last_umem = std::max(last_umem, t.submit_ns);
+            umems++;
+            break;
         default: break;
         }
     }
@@ -200,7 +205,7 @@ TEST_F(GuestMemory, VirtqsAreCreatedInTheMemorysBatches) {
     EXPECT_EQ(mkeys, n + 1);
     EXPECT_EQ(creates, 16u);  // 8 counters, 8 virtqs
     EXPECT_LT(last_create, indirect);  // no virtq waited for the whole registration
-    EXPECT_LT(first_chunk_mkey, last_create);  // the CREATEs shared the direct mkeys' batch
+    EXPECT_LT(first_chunk_mkey, last_umem);  // 32 chunks on 16 chains: a chain's second umem follows its first mkey
 }
 
 // A chunk's direct mkey fails while the virtqs are made in the same

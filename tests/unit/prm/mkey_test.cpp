@@ -87,6 +87,16 @@ TEST(MkeyGolden, DirectMttImage) {
     EXPECT_EQ(*in, want);
 }
 
+// The umem fields a chain step fills after the umem's registration: an
+// image encoded with umem id 0, then filled, is the image encoded with it.
+TEST(MkeyGolden, UmemFieldsFilledLaterGiveTheSameImage) {
+    auto want = encode_create_mkey(direct_mkey_attr(0x123456, 0x1000, 0x40000000, 0x200000, 0x4321));
+    auto in = encode_create_mkey(direct_mkey_attr(0, 0x1000, 0x40000000, 0x200000, 0x4321));
+    ASSERT_TRUE(want && in);
+    for (const Field& f : direct_mkey_umem_fields()) set_bits(*in, f.bit_offset, f.bit_width, 0x123456);
+    EXPECT_EQ(*in, *want);
+}
+
 TEST(MkeyGolden, IndirectKlmImage) {
     auto a = indirect_mkey_attr(0x1000, {{0x3000, 0xabcd01, 0x1000}, {0x2000, 0xffffff00, 0x4000}}, 7);
     auto in = encode_create_mkey(a);

@@ -4,9 +4,9 @@
 // and an event QP; the MODIFY to RDY names the mkey), so the two run side
 // by side where the firmware allows:
 //   1. the virtqs' umems and counters with the chunks' umem registrations
-//      (chains on half the command slots);
+//      and direct mkeys (chains on half the command slots);
 //   2. the virtqs' event QPs (their own batches);
-//   3. the virtq CREATEs with the chunks' direct mkeys;
+//   3. the virtq CREATEs;
 //   4. the indirect mkey over the chunks.
 // The rings then start in one batch (resume_rings), each naming the mkey.
 #include <optional>
@@ -67,10 +67,11 @@ Result<void> Device::Impl::make_objects(std::vector<ObjectBuild>& objs, MemoryBu
     devx::Batch first;
     for (ObjectBuild& o : objs)
         if (auto r = add_virtq_resources(o, first); !r) return mem_err = r;  // nothing issued
-    if (m) mem->add_umems(*m, first);
+    if (m) mem_err = mem->add_chunks(*m, first);
+    if (!mem_err) return mem_err;  // nothing issued
     devx::BatchResult r1;
     if (!first.empty()) r1 = cmds->run(std::move(first), kind, nullptr);
-    if (m) mem_err = mem->take_umems(*m, r1);
+    if (m) mem_err = mem->take_chunks(*m, r1);
     Result<void> obj_err = {};
     std::vector<ObjectBuild*> creating;
     for (ObjectBuild& o : objs) {
@@ -82,11 +83,9 @@ Result<void> Device::Impl::make_objects(std::vector<ObjectBuild>& objs, MemoryBu
     devx::Batch second;
     for (ObjectBuild* o : creating)
         if (auto r = add_virtq_creates(*o, second); !r) return mem_err = r;
-    if (m && mem_err) mem_err = mem->add_mkeys(*m, second);
     if (second.empty()) return obj_err;
     auto r2 = cmds->run(std::move(second), kind, nullptr);
     for (ObjectBuild* o : creating) obj_err = first_error(obj_err, take_virtq_creates(*o, r2));
-    if (m && mem_err) mem_err = mem->take_mkeys(*m, r2);
     return obj_err;
 }
 

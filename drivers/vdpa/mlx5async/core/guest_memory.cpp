@@ -221,58 +221,56 @@ Result<MemoryBuild> GuestMemory::plan(std::vector<MemRegion> sorted, bool whole_
 // slots): that many in flight keep the pinning and the firmware's
 // translation lanes busy (doc/emulator.md, "Memory registration"), and the
 // other half of the slots stays free for the virtqs' commands that share
-// the batch. Chunk i is step i / chains of entry i % chains (GPA order
-// along a chain).
-void GuestMemory::add_umems(MemoryBuild& m, devx::Batch& b) const {
-    m.umems_at = b.size();
+// the batch. Chunk i is entry i % chains, steps 2j (its umem) and 2j + 1
+// (its direct mkey, naming the umem the step before registered), j = i /
+// chains: each mkey is made while the other chains still pin, not in a
+// wave of its own after them all.
+Result<void> GuestMemory::add_chunks(MemoryBuild& m, devx::Batch& b) const {
+    m.chunks_at = b.size();
     m.chains = std::max<size_t>(1, std::min<size_t>(m.chunks.size(), cmds_.max_inflight()));
+    const auto umem_fields = prm::direct_mkey_umem_fields();
     std::vector<devx::Entry> chains(m.chains);
     for (size_t i = 0; i < m.chunks.size(); i++) {
         const MemChunk& c = m.chunks[i];
-        chains[i % m.chains].steps.push_back(
-            devx::Command::reg_umem(ctx_, reinterpret_cast<void*>(uintptr_t(c.host)), c.size));
+        auto& steps = chains[i % m.chains].steps;
+        steps.push_back(devx::Command::reg_umem(ctx_, reinterpret_cast<void*>(uintptr_t(c.host)), c.size));
+        auto in = prm::encode_create_mkey(prm::direct_mkey_attr(0, 0, c.gpa, c.size, pdn_));
+        MLX5A_CHECK(in);
+        steps.push_back(devx::Command::create_obj(ctx_, std::move(*in), prm::kCreateMkeyOutBytes));
+        steps.back().prev_id_fields.assign(umem_fields.begin(), umem_fields.end());
     }
     for (auto& e : chains) b.add(std::move(e));
-}
-
-devx::StepResult& MemoryBuild::umem_step(devx::BatchResult& res, size_t chunk) const {
-    return res.entries.at(umems_at + chunk % chains).steps.at(chunk / chains);
-}
-
-Result<void> GuestMemory::take_umems(MemoryBuild& m, devx::BatchResult& res) const {
-    for (size_t i = 0; i < m.chunks.size(); i++) {
-        auto& s = m.umem_step(res, i);
-        if (!s.ok()) return chunk_error(m, i, s, "umem registration");
-        m.reg.umems.push_back(std::move(s.umem));
-    }
     return {};
 }
 
-Result<void> GuestMemory::add_mkeys(MemoryBuild& m, devx::Batch& b) const {
-    m.mkeys_at = b.size();
-    m.attrs.clear();
-    for (size_t i = 0; i < m.chunks.size(); i++) {
-        m.attrs.push_back(prm::direct_mkey_attr(m.reg.umems.at(i).id(), 0, m.chunks[i].gpa,
-                                                m.chunks[i].size, pdn_));
-        auto in = prm::encode_create_mkey(m.attrs.back());
-        MLX5A_CHECK(in);
-        b.add(devx::Command::create_obj(ctx_, std::move(*in), prm::kCreateMkeyOutBytes));
-    }
-    return {};
+devx::StepResult& MemoryBuild::chunk_step(devx::BatchResult& res, size_t chunk, size_t step) const {
+    return res.entries.at(chunks_at + chunk % chains).steps.at(2 * (chunk / chains) + step);
 }
 
-// The first failed one names its chunk; the others are released with the
-// batch result.
-Result<void> GuestMemory::take_mkeys(MemoryBuild& m, devx::BatchResult& res) const {
+Result<void> GuestMemory::take_chunks(MemoryBuild& m, devx::BatchResult& res) const {
+    Result<void> first = {};
     for (size_t i = 0; i < m.chunks.size(); i++) {
-        auto& s = res.entries.at(m.mkeys_at + i).steps.at(0);
-        if (!s.ok()) return chunk_error(m, i, s, "direct mkey");
-        m.reg.direct.push_back(std::move(s.obj));
-        auto idx = prm::decode_create_mkey_out(s.out);
-        MLX5A_CHECK(idx);
-        m.mkeys.push_back(prm::mkey_value(*idx, m.attrs[i].mkey_7_0));
+        auto& u = m.chunk_step(res, i, 0);
+        auto& k = m.chunk_step(res, i, 1);
+        if (!u.ok()) {
+            // A deadline that came while the worker ran the mkey times out
+            // both: the mkey is the step that failed.
+            const bool mkey_ran = k.state != devx::StepState::Cancelled;
+            if (first) first = mkey_ran ? chunk_error(m, i, k, "direct mkey") : chunk_error(m, i, u, "umem registration");
+            continue;
+        }
+        const uint32_t umem_id = u.umem.id();
+        m.reg.umems.push_back(std::move(u.umem));
+        if (!k.ok()) {
+            if (first) first = chunk_error(m, i, k, "direct mkey");
+            continue;
+        }
+        m.reg.direct.push_back(std::move(k.obj));
+        auto idx = prm::decode_create_mkey_out(k.out);
+        if (!idx && first) first = unexpected(idx.error());
+        if (idx) m.mkeys.push_back(prm::mkey_value(*idx, uint8_t(umem_id & 0xff)));
     }
-    return {};
+    return first;
 }
 
 // The indirect mkey: one KLM entry per chunk in GPA order, holes through

@@ -112,12 +112,12 @@ std::vector<MemRegistration> take_unnamed(std::vector<MemRegistration>& retired,
 struct MemoryBuild {
     MemRegistration reg;
     std::vector<MemChunk> chunks;
-    std::vector<prm::MkeyAttr> attrs;  // the chunks' direct mkeys
-    std::vector<uint32_t> mkeys;       // and their values, once created
-    uint32_t hole = 0;                 // the null mkey, for tables with holes
-    size_t umems_at = 0, mkeys_at = 0;  // first entry in their batches
-    size_t chains = 1;                  // umem entries (add_umems)
-    devx::StepResult& umem_step(devx::BatchResult& res, size_t chunk) const;
+    std::vector<uint32_t> mkeys;  // the chunks' direct mkeys, once created
+    uint32_t hole = 0;            // the null mkey, for tables with holes
+    size_t chunks_at = 0;         // first entry in the batch
+    size_t chains = 1;            // entries (add_chunks)
+    // Chunk i's umem registration (step 0) or direct mkey (step 1).
+    devx::StepResult& chunk_step(devx::BatchResult& res, size_t chunk, size_t step) const;
 };
 
 class GuestMemory {
@@ -131,14 +131,14 @@ public:
     bool has_retired() const { return !retired_.empty(); }
     size_t retired() const { return retired_.size(); }
 
-    // A table's registration in steps, each adding its commands to a batch
-    // the caller may share: chunk umems, direct mkeys, then the indirect mkey.
+    // A table's registration in two steps: the chunks (each a umem, then its
+    // direct mkey) in a batch the caller may share, then the indirect mkey.
     // `whole_regions`: a chunk per region (the sequential strategy's order).
     Result<MemoryBuild> plan(std::vector<MemRegion> sorted, bool whole_regions);
-    void add_umems(MemoryBuild& m, devx::Batch& b) const;
-    Result<void> take_umems(MemoryBuild& m, devx::BatchResult& r) const;
-    Result<void> add_mkeys(MemoryBuild& m, devx::Batch& b) const;
-    Result<void> take_mkeys(MemoryBuild& m, devx::BatchResult& r) const;
+    Result<void> add_chunks(MemoryBuild& m, devx::Batch& b) const;
+    // Takes every umem and mkey made (a failed build releases them in pin
+    // order); the first failure names its chunk.
+    Result<void> take_chunks(MemoryBuild& m, devx::BatchResult& r) const;
     Result<MemRegistration> finish(MemoryBuild& m);  // the indirect mkey
     // `next` is current; the one before is retired.
     void commit(MemRegistration next);
