@@ -1,7 +1,8 @@
 // Guest-memory registration through the device core (guest_memory.hpp):
-// chunks of at most 1 GiB, reuse keyed on the backing file, a failed chunk
-// failing the whole table with nothing left behind, and guests far larger
-// than this machine's memory (a sparse memfd is registered untouched).
+// what the virtqs translate through, chunks of at most 1 GiB, reuse keyed
+// on the backing file, a failed chunk failing the whole table with nothing
+// left behind, and guests far larger than this machine's memory (a sparse
+// memfd is registered untouched).
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 #include "common/base/log_sink.hpp"
 #include "common/prm/opcodes.hpp"
 #include "core_fixture.hpp"
+#include "emu/emu.hpp"
 #include "emu/faults.hpp"
 #include "emu/guest_memory.hpp"
 #include "vdpa/mlx5async/core/guest_memory.hpp"
@@ -22,6 +24,7 @@ namespace {
 
 using testing_support::Fixture;
 using testing_support::SparseGuest;
+using testing_support::guest_ram;
 constexpr uint64_t kGiB = 1ull << 30;
 constexpr unsigned kRingUmems = 4;  // a ring's own: its virtq's three, its event QP's
 
@@ -318,6 +321,147 @@ TEST_F(GuestMemory, ARingTheDeviceCannotUseIsRefusedByNameAndTheOthersStart) {
     EXPECT_TRUE(said("vring 1 refused: descriptor table"));
     EXPECT_TRUE(said("vring 2 refused: vhost could not map"));
     EXPECT_EQ(phases(4), (std::vector<VqPhase>{VqPhase::Ready, VqPhase::Init, VqPhase::Init, VqPhase::Ready}));
+}
+
+// --- Through the device: the ring addresses a virtq translates, a table kept
+// across close and conf, a changed one, the null mkey, cleanup.
+
+using DeviceCore = Fixture;
+
+uint64_t mkey_creates(emu::Device& e) {
+    auto c = e.counters().by_opcode;
+    auto it = c.find(uint16_t(prm::Opcode::CREATE_MKEY));
+    return it == c.end() ? 0 : it->second;
+}
+
+// The host address `gpa` maps to through `mkey` in the emulator, or 0.
+uint64_t host_of(emu::Device& e, uint32_t mkey, uint64_t gpa, size_t len) {
+    emu::DeviceState& st = e.state();
+    std::lock_guard lk(st.mu);
+    auto s = emu::translate(st, mkey, gpa, len);
+    if (!s || s->size() != 1) return 0;
+    return uint64_t(uintptr_t((*s)[0].host));
+}
+
+TEST_F(DeviceCore, VirtqMkeyTranslatesTheRingAddresses) {
+    open("cx7", 2);
+    auto base = emu_dev().object_counts();
+    enable_all(4);
+    auto g = guest_in_ram(4);
+    ASSERT_TRUE(dev->configure(g));
+    uint32_t mkey = fw(0).attr.virtio_q_mkey;
+    ASSERT_NE(mkey, 0u);
+    for (uint16_t i = 0; i < 4; i++) {
+        auto f = fw(i);
+        EXPECT_EQ(f.state, prm::VirtqState::RDY);
+        EXPECT_EQ(f.attr.virtio_q_mkey, mkey) << i;
+        const auto& v = g.vrings[i];
+        EXPECT_EQ(host_of(emu_dev(), mkey, v.desc_gpa, 16 * 256), guest_ram() + v.desc_gpa);
+        EXPECT_EQ(host_of(emu_dev(), mkey, v.avail_gpa, 6 + 2 * 256), guest_ram() + v.avail_gpa);
+        EXPECT_EQ(host_of(emu_dev(), mkey, v.used_gpa, 6 + 8 * 256), guest_ram() + v.used_gpa);
+    }
+    auto c = emu_dev().object_counts();
+    const uint64_t chunks = (1ull << 30) / mem_chunk_bytes(1ull << 30);
+    EXPECT_EQ(c.mkeys, chunks + 1);  // a direct one per chunk + the indirect one
+    EXPECT_EQ(c.umems, base.umems + chunks);
+    EXPECT_EQ(dev->last_timing(Op::Resume).commands, 4u);  // mkey inside the one MODIFY
+}
+
+TEST_F(DeviceCore, UnchangedMemoryTableKeepsItsRegistrationAcrossCloseAndConf) {
+    open("cx7", 2);
+    enable_all(4);
+    ASSERT_TRUE(dev->configure(guest_in_ram(4)));
+    uint32_t mkey = fw(0).attr.virtio_q_mkey;
+    uint64_t creates = mkey_creates(emu_dev());
+    const uint64_t mkeys = (1ull << 30) / mem_chunk_bytes(1ull << 30) + 1;  // direct per chunk + indirect
+    EXPECT_EQ(creates, mkeys);
+    for (int cycle = 0; cycle < 3; cycle++) {
+        std::vector<RingIndexes> out;
+        ASSERT_TRUE(dev->close(out));
+        ASSERT_TRUE(dev->configure(guest_in_ram(4)));  // migration resume: same table
+    }
+    EXPECT_EQ(mkey_creates(emu_dev()), creates);
+    EXPECT_EQ(emu_dev().object_counts().mkeys, mkeys);
+    for (uint16_t i = 0; i < 4; i++) {
+        EXPECT_EQ(fw(i).attr.virtio_q_mkey, mkey);
+        EXPECT_EQ(fw(i).state, prm::VirtqState::RDY);
+    }
+}
+
+TEST_F(DeviceCore, ChangedMemoryTableMovesEveryVirtqToTheNewMkeyAndFreesTheOld) {
+    open("cx7", 2);
+    auto base = emu_dev().object_counts();
+    enable_all(4);
+    ASSERT_TRUE(dev->configure(guest_in_ram(4)));
+    uint32_t old_mkey = fw(0).attr.virtio_q_mkey;
+    std::vector<RingIndexes> out;
+    ASSERT_TRUE(dev->close(out));
+    dev->set_vring_state(3, false);  // stays SUSPENDed: re-pointed, not started
+    // Two regions with a hole between them; ring 2 lives in the second one.
+    auto g = guest_in_ram(4);
+    g.mem = {{0, 512ull << 20, guest_ram()}, {768ull << 20, 256ull << 20, guest_ram() + (512ull << 20)}};
+    g.vrings[2].desc_gpa = (768ull << 20) + 0x10000;
+    g.vrings[2].avail_gpa = g.vrings[2].desc_gpa + 0x1000;
+    g.vrings[2].used_gpa = g.vrings[2].desc_gpa + 0x2000;
+    seed_rings(g);
+    ASSERT_TRUE(dev->configure(g));
+    uint32_t mkey = fw(0).attr.virtio_q_mkey;
+    EXPECT_NE(mkey, old_mkey);
+    for (uint16_t i = 0; i < 4; i++) EXPECT_EQ(fw(i).attr.virtio_q_mkey, mkey) << i;
+    EXPECT_EQ(fw(3).state, prm::VirtqState::SUSPEND);
+    EXPECT_EQ(dev->last_timing(Op::Resume).commands, 4u);  // 3 starts + 1 re-point, one batch
+    EXPECT_EQ(host_of(emu_dev(), mkey, g.vrings[2].desc_gpa, 16),
+              guest_ram() + (512ull << 20) + 0x10000);
+    EXPECT_EQ(host_of(emu_dev(), mkey, 600ull << 20, 16), 0u);  // the hole
+    // The old direct + indirect go after the start returned (DeferredRelease).
+    const uint64_t chunk = mem_chunk_bytes(768ull << 20);
+    const uint64_t chunks = (512ull << 20) / chunk + (256ull << 20) / chunk;
+    EXPECT_TRUE(eventually([&] {
+        auto c = emu_dev().object_counts();
+        return c.mkeys == chunks + 1 && c.umems == base.umems + chunks;
+    }));
+}
+
+// The null mkey, a device constant the holes of a table need, is asked for
+// when the device opens: a destination's start, inside the migration's
+// downtime, does not wait for it.
+TEST_F(DeviceCore, TheNullMkeyIsAskedForAtOpenNotByTheStart) {
+    open("cx7", 2);
+    auto special_queries = [&] {
+        auto c = emu_dev().counters().by_opcode;
+        auto it = c.find(uint16_t(prm::Opcode::QUERY_SPECIAL_CONTEXTS));
+        return it == c.end() ? 0 : it->second;
+    };
+    EXPECT_EQ(special_queries(), 1u);
+    enable_all(4);
+    auto g = guest_in_ram(4);
+    g.mem = {{0, 512ull << 20, guest_ram()}, {768ull << 20, 256ull << 20, guest_ram() + (512ull << 20)}};
+    ASSERT_TRUE(dev->configure(g));
+    EXPECT_EQ(special_queries(), 1u);
+    EXPECT_EQ(host_of(emu_dev(), fw(0).attr.virtio_q_mkey, 600ull << 20, 16), 0u);  // the hole
+}
+
+TEST_F(DeviceCore, CleanupUnregistersGuestMemoryAndConfRegistersAgain) {
+    open("cx7", 2);
+    auto base = emu_dev().object_counts();
+    enable_all(4);
+    ASSERT_TRUE(dev->configure(guest_in_ram(4)));
+    std::vector<RingIndexes> out;
+    ASSERT_TRUE(dev->close(out));
+    dev->cleanup();
+    auto c = emu_dev().object_counts();
+    EXPECT_EQ(c.mkeys, 0u);
+    EXPECT_EQ(c.umems, base.umems);
+    EXPECT_EQ(c.virtqs, base.virtqs);  // objects stay, SUSPENDed, naming no mkey
+    for (uint16_t i = 0; i < 4; i++) {
+        EXPECT_EQ(fw(i).state, prm::VirtqState::SUSPEND);
+        EXPECT_EQ(fw(i).attr.virtio_q_mkey, 0u);
+    }
+    enable_all(4);
+    ASSERT_TRUE(dev->configure(guest_in_ram(4)));
+    EXPECT_EQ(emu_dev().object_counts().mkeys, (1ull << 30) / mem_chunk_bytes(1ull << 30) + 1);
+    EXPECT_NE(fw(0).attr.virtio_q_mkey, 0u);
+    EXPECT_EQ(fw(0).state, prm::VirtqState::RDY);
 }
 
 }  // namespace
