@@ -1,5 +1,7 @@
 #include "raii.hpp"
 
+#include <sys/mman.h>
+
 #include <limits.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -192,15 +194,17 @@ Result<Umem> Umem::reg_existing(const Context& ctx, void* addr, size_t size, uin
     return out;
 }
 
-void PageBuffer::Free::operator()(std::byte* p) const noexcept { std::free(p); }
+void PageBuffer::Free::operator()(std::byte* p) const noexcept { ::munmap(p, bytes); }
 
+// Fresh anonymous pages: zero without a memset, and faulted in where they
+// are first touched (the kernel's pinning, on hardware; the device's first
+// write, under the emulator), not by the caller that builds the batch.
 Result<PageBuffer> PageBuffer::alloc(size_t bytes) {
     const size_t n = bytes < kPage ? kPage : (bytes + kPage - 1) / kPage * kPage;
-    void* p = std::aligned_alloc(kPage, n);
-    if (!p) return unexpected(Error::sys(ENOMEM, "umem buffer"));
-    std::memset(p, 0, n);
+    void* p = ::mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return unexpected(Error::sys(errno, "umem buffer"));
     PageBuffer b;
-    b.mem_.reset(static_cast<std::byte*>(p));
+    b.mem_ = std::unique_ptr<std::byte, Free>(static_cast<std::byte*>(p), Free{n});
     return b;
 }
 

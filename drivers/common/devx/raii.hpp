@@ -101,6 +101,7 @@ public:
 
 private:
     struct Free {
+        size_t bytes;  // the mapping's length; no initializer (GCC PR96645)
         void operator()(std::byte* p) const noexcept;
     };
     std::unique_ptr<std::byte, Free> mem_;
