@@ -143,15 +143,24 @@ size_t Batch::add_resume(const DevxObj& vq, int queue) {
     return add(Command::modify_virtq_state(vq, prm::VirtqState::RDY, queue));
 }
 
-void Command::take_prev_id(uint32_t id) {
-    for (const prm::Field& f : prev_id_fields) {
-        assert(f.end() <= in.size() * 8);
-        prm::set_bits(in, f.bit_offset, f.bit_width, id);
-    }
+void Command::set_id(const prm::Field& f, uint32_t id) {
+    assert(f.end() <= in.size() * 8);
+    prm::set_bits(in, f.bit_offset, f.bit_width, id);
 }
 
-uint32_t StepResult::made_id() const noexcept {
-    return ok() && (kind == CmdKind::Create || kind == CmdKind::RegUmem) ? obj_id : 0;
+Command Command::modify_made(const Context& ctx, uint16_t step, std::vector<std::byte> in,
+                             size_t outlen, int queue) {
+    Command c = on_ctx(CmdKind::Modify, ctx, std::move(in), outlen, queue);
+    c.ctx = nullptr;
+    c.obj_from = step;
+    return c;
+}
+
+Made StepResult::made() const noexcept {
+    if (!ok()) return {};
+    if (kind == CmdKind::RegUmem) return {obj_id, nullptr};
+    if (kind == CmdKind::Create) return {obj_id, obj.get()};
+    return {};
 }
 
 Error StepResult::error() const {

@@ -29,6 +29,14 @@ enum class CmdKind : uint8_t { Create, Modify, Query, Destroy, General, RegUmem 
 // What the engine should decode from a successful output.
 enum class Decode : uint8_t { Raw, Virtq };
 
+// What a step of a chain made, for the later steps that name it: a
+// RegUmem's umem id, or a CREATE's id (obj_id, cqn, qpn, mkey_index: its
+// output's third dword) and object.
+struct Made {
+    uint32_t id = 0;
+    mlx5dv_devx_obj* obj = nullptr;
+};
+
 // One firmware command. Built through the factories below; move-only (a
 // Destroy owns the object it destroys until the destroy succeeds).
 struct Command {
@@ -47,13 +55,30 @@ struct Command {
     void* umem_addr = nullptr;
     size_t umem_size = 0;
     uint32_t umem_access = 0;
-    // Fields of `in` that, when this step is issued, take the id of what the
-    // step before it made (made_id: each field its low bits): a chain whose
-    // step names the object the one before created, as a direct mkey its
-    // umem, runs on without a round trip through its caller.
-    std::vector<prm::Field> prev_id_fields;
-    // Writes `id` into prev_id_fields.
-    void take_prev_id(uint32_t id);
+    // A chain whose steps name what earlier steps made (a direct mkey its
+    // umem, a QP its CQ, a QP transition its QP and the peer's) runs on one
+    // worker, with no round trip through its caller: these are filled when
+    // the step is issued, from the steps (index in the entry) before it.
+    // Fields of `in` that take an earlier step's Made::id (its low bits).
+    struct IdFrom {
+        prm::Field field;
+        uint16_t step = 0;
+    };
+    std::vector<IdFrom> ids_from;
+    // A MODIFY of the object an earlier step created (its index; -1: none):
+    // `obj` and `obj_id` are that step's.
+    int obj_from = -1;
+    bool binds() const noexcept { return !ids_from.empty() || obj_from >= 0; }
+    // Fills ids_from and obj_from; `made(step)` is what that step made.
+    template <typename MadeOf>
+    void bind(MadeOf made) {
+        for (const IdFrom& f : ids_from) set_id(f.field, made(size_t(f.step)).id);
+        if (obj_from >= 0) {
+            const Made m = made(size_t(obj_from));
+            obj = m.obj;
+            obj_id = m.id;
+        }
+    }
 
     // Takes a throttle token as well as a command slot (a general-object command).
     bool throttled() const noexcept { return prm::is_throttled_opcode(opcode); }
@@ -70,6 +95,9 @@ struct Command {
                               int queue = -1);
     static Command modify_obj(const DevxObj& obj, std::vector<std::byte> in, size_t outlen,
                               int queue = -1);
+    // A MODIFY of what step `step` of its chain creates (obj_from).
+    static Command modify_made(const Context& ctx, uint16_t step, std::vector<std::byte> in,
+                               size_t outlen, int queue = -1);
     static Command query_obj(const DevxObj& obj, std::vector<std::byte> in, size_t outlen,
                              int queue = -1);
     // Takes the object; the StepResult gives it back if the destroy fails or
@@ -82,6 +110,9 @@ struct Command {
     // StepResult holds the umem. The memory must outlive it.
     static Command reg_umem(const Context& ctx, void* addr, size_t size,
                             uint32_t access = IBV_ACCESS_LOCAL_WRITE, int queue = -1);
+
+private:
+    void set_id(const prm::Field& f, uint32_t id);
 };
 
 // A chain of steps on one queue: step k+1 is issued only after step k
@@ -134,10 +165,8 @@ struct StepResult {
     Umem umem;    // RegUmem: the registered umem
 
     bool ok() const noexcept { return state == StepState::Done; }
-    // What the step made, for the next step's prev_id_fields: a RegUmem's
-    // umem id; a CREATE's id from its output's third dword (obj_id, cqn,
-    // qpn, mkey_index); 0 for the others.
-    uint32_t made_id() const noexcept;
+    // What the step made (nothing unless it is a Done RegUmem or CREATE).
+    Made made() const noexcept;
     // The failure as an Error (Firmware, System, Timeout, Cancelled).
     Error error() const;
 };
@@ -146,6 +175,15 @@ struct EntryResult {
     int queue = -1;
     std::vector<StepResult> steps;
     bool ok() const noexcept;
+
+    EntryResult() = default;
+    EntryResult(EntryResult&&) = default;
+    EntryResult& operator=(EntryResult&&) = default;
+    // Last step first: a step may name what an earlier one made (an mkey its
+    // umem, a QP its CQ), which the device keeps until the namer is gone.
+    ~EntryResult() {
+        while (!steps.empty()) steps.pop_back();
+    }
 };
 
 struct BatchResult {

@@ -179,6 +179,19 @@ void Engine::Impl::worker_run(std::unique_ptr<Job> job) noexcept {
     hand_back(std::move(job), quiet);
 }
 
+namespace {
+
+// Step i of the job (first_step + i of its entry) takes what earlier steps made.
+void bind_step(Job& job, size_t i) {
+    job.steps[i].bind([&job](size_t step) -> Made {
+        if (step < job.first_step) return job.made_before.at(step);
+        const size_t j = step - job.first_step;
+        return outcome_made(job.steps.at(j), job.outcomes.at(j));
+    });
+}
+
+}  // namespace
+
 void Engine::Impl::run_steps(Job& job) noexcept {
     bool held = job.holds_slot;  // admitted, for a command of class held_throttled
     bool held_throttled = job.first_throttled();
@@ -188,12 +201,11 @@ void Engine::Impl::run_steps(Job& job) noexcept {
             if (!(job.chain || job.continue_async) ||
                 !outcome_ok(job.steps[i - 1], job.outcomes[i - 1]))
                 break;
-            if (!job.steps[i].prev_id_fields.empty())
-                job.steps[i].take_prev_id(outcome_made_id(job.steps[i - 1], job.outcomes[i - 1]));
             if (job.continue_async) {
                 if (job.gen != live_gen.load(std::memory_order_acquire)) break;  // batch returned
                 if (job.steps[i].kind == CmdKind::Query) {
                     job.steps_begun.store(unsigned(i + 1), std::memory_order_release);
+                    if (job.steps[i].binds()) bind_step(job, i);
                     issue_continuation_query(job, i, held_throttled);  // takes the admission over
                     return;
                 }
@@ -217,6 +229,7 @@ void Engine::Impl::run_steps(Job& job) noexcept {
             if (!job.claim.compare_exchange_strong(waiting, Job::kIssued)) break;  // abandoned
         }
         job.steps_begun.store(unsigned(i + 1), std::memory_order_release);
+        if (job.steps[i].binds()) bind_step(job, i);
         job.outcomes.emplace_back();
         Outcome& o = job.outcomes.back();
         execute_blocking(job.steps[i], o);

@@ -236,8 +236,7 @@ void AsyncRun::issue(uint32_t e, bool slot_held) {
     Command& c = entries_[e].steps[next_[e]];
     StepResult& r = res_.entries[e].steps[next_[e]];
     if (r.busy_retries == 0) ++d_.steps_issued;
-    if (next_[e] > 0 && !c.prev_id_fields.empty())
-        c.take_prev_id(res_.entries[e].steps[next_[e] - 1].made_id());
+    if (c.binds()) c.bind([&](size_t step) { return res_.entries[e].steps.at(step).made(); });
     r.state = StepState::Issued;
     in_flight_[e] = true;
     issued_at_[e] = Clock::now();
@@ -291,6 +290,7 @@ void AsyncRun::post_blocking(uint32_t e, bool slot_held) {
     job->skip_if_stale = true;
     job->continue_async = true;
     job->first_step = next_[e];
+    for (size_t k = 0; k < next_[e]; ++k) job->made_before.push_back(res_.entries[e].steps[k].made());
     job->steps.push_back(std::move(steps[next_[e]]));
     // The worker goes on with the chain, up to a DESTROY: its object must stay
     // in the batch, to be handed back if the chain stops before it.

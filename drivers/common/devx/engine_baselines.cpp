@@ -29,7 +29,7 @@ BatchResult Engine::Impl::run_sequential(Batch&& b, Clock::time_point deadline) 
                                                              : StepState::TimedOut);
                 break;
             }
-            if (k > 0 && !steps[k].prev_id_fields.empty()) steps[k].take_prev_id(results[k - 1].made_id());
+            if (steps[k].binds()) steps[k].bind([&](size_t step) { return results.at(step).made(); });
             Outcome o;
             const bool throttled = steps[k].throttled();
             admit(throttled);

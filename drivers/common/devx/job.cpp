@@ -63,12 +63,12 @@ bool outcome_ok(const Command& c, const Outcome& o) noexcept {
     return o.ret == 0;
 }
 
-uint32_t outcome_made_id(const Command& c, const Outcome& o) noexcept {
-    if (!outcome_ok(c, o)) return 0;
-    if (c.kind == CmdKind::RegUmem) return o.umem ? o.umem->umem_id : 0;
-    if (c.kind != CmdKind::Create) return 0;
+Made outcome_made(const Command& c, const Outcome& o) noexcept {
+    if (!outcome_ok(c, o)) return {};
+    if (c.kind == CmdKind::RegUmem) return {o.umem ? o.umem->umem_id : 0, nullptr};
+    if (c.kind != CmdKind::Create) return {};
     auto hdr = prm::read_general_obj_out(o.out);  // obj_id, cqn, qpn, mkey_index: dword 2
-    return hdr ? hdr->obj_id : 0;
+    return {hdr ? hdr->obj_id : 0, o.created};
 }
 
 StepResult unfinished_step(Command&& c, StepState state) {

@@ -57,6 +57,8 @@ struct Job {
     Clock::time_point query_issued{};
     std::vector<Command> steps;
     std::vector<Outcome> outcomes;
+    // What the entry's steps before first_step made (Command::bind).
+    std::vector<Made> made_before;
     // Its first step is a general-object command (admission takes a token).
     bool first_throttled() const noexcept { return !steps.empty() && steps[0].throttled(); }  // one per step that ran, in order
     // Async strategy: outcomes[i] already turned into results on the worker
@@ -78,8 +80,8 @@ bool outcome_ok(const Command& c, const Outcome& o) noexcept;
 // Done or Failed, with status, syndrome, errno, latency and the decoded
 // output; wraps a created object, hands a failed destroy's object back.
 StepResult finish_step(Command&& c, Outcome&& o);
-// What a step that ran made (StepResult::made_id), before its result.
-uint32_t outcome_made_id(const Command& c, const Outcome& o) noexcept;
+// What a step that ran made (StepResult::made), before its result.
+Made outcome_made(const Command& c, const Outcome& o) noexcept;
 // A step that never completed (TimedOut or Cancelled).
 StepResult unfinished_step(Command&& c, StepState state);
 // Frees what a late (stale) outcome created, so nothing leaks.

@@ -80,7 +80,7 @@ MkeyAttr direct_mkey_attr(uint32_t umem_id, uint64_t umem_offset, uint64_t start
                           uint64_t len, uint32_t pd);
 // The fields of a direct mkey's create_mkey_in that name its umem: the umem
 // id, and mkey_7_0 (its low byte, as direct_mkey_attr sets it). A chain step
-// after the umem's registration fills them (devx::Command::prev_id_fields).
+// after the umem's registration fills them (devx::Command::ids_from).
 std::span<const Field> direct_mkey_umem_fields();
 // An indirect mkey from start_addr over `entries` (their byte counts summed).
 MkeyAttr indirect_mkey_attr(uint64_t start_addr, std::vector<KlmEntry> entries, uint32_t pd);

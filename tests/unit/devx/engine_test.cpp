@@ -242,18 +242,19 @@ TEST_F(EngineBatch, CreateReturnsTheObjectAndDestroyTakesIt) {
     EXPECT_EQ(fake_.live_objects(), before);
 }
 
-// A chain umem -> CREATE -> CREATE whose steps take the id of what the step
-// before made, in every strategy: the umem's id (the fake's 0x77) and the
-// first CREATE's object id reach the inputs, masked to their fields.
-TEST_F(EngineBatch, AStepTakesTheIdOfWhatTheStepBeforeMade) {
-    constexpr prm::Field kWide{"test.prev_id", 0x80, 32}, kLowByte{"test.prev_id_7_0", 0xa0, 8};
+// A chain umem -> CREATE -> CREATE -> MODIFY whose steps name what earlier
+// steps made, in every strategy: the umem's id (the fake's 0x77) and the
+// first CREATE's object id reach the inputs, masked to their fields, and
+// the MODIFY addresses the second CREATE's object.
+TEST_F(EngineBatch, StepsTakeWhatEarlierStepsOfTheirChainMade) {
+    constexpr prm::Field kWide{"test.id", 0x80, 32}, kLowByte{"test.id_7_0", 0xa0, 8};
     std::mutex mu;
     std::vector<std::vector<std::byte>> creates;  // inputs, in issue order
+    std::vector<uint32_t> modified;               // objects
     fake_.set_script([&](const FakeCall& c) {
-        if (c.op == FakeOp::Create) {
-            std::lock_guard lk(mu);
-            creates.push_back(c.in);
-        }
+        std::lock_guard lk(mu);
+        if (c.op == FakeOp::Create) creates.push_back(c.in);
+        if (c.op == FakeOp::Modify) modified.push_back(c.obj_id);
         return FakeReply{};
     });
     auto counters_in = [] {
@@ -267,24 +268,33 @@ TEST_F(EngineBatch, AStepTakesTheIdOfWhatTheStepBeforeMade) {
     std::vector<std::byte> host(4096);
     for (Strategy s : {Strategy::Async, Strategy::Sequential, Strategy::Threads}) {
         creates.clear();
+        modified.clear();
         Entry e;
         e.steps.push_back(Command::reg_umem(ctx, host.data(), host.size()));
         e.steps.push_back(Command::create_obj(ctx, counters_in(), prm::kGeneralObjOutHdrBytes));
-        e.steps.back().prev_id_fields = {kWide, kLowByte};
+        e.steps.back().ids_from = {{kWide, 0}, {kLowByte, 0}};
         e.steps.push_back(Command::create_obj(ctx, counters_in(), prm::kGeneralObjOutHdrBytes));
-        e.steps.back().prev_id_fields = {kWide};
+        e.steps.back().ids_from = {{kWide, 1}, {kLowByte, 0}};
+        std::vector<std::byte> mod(prm::kGeneralObjInHdrBytes);
+        prm::write_general_obj_in({.opcode = uint16_t(prm::Opcode::MODIFY_GENERAL_OBJECT),
+                                   .obj_type = uint16_t(prm::ObjType::VIRTIO_Q_COUNTERS)},
+                                  mod);
+        e.steps.push_back(Command::modify_made(ctx, 2, std::move(mod), prm::kGeneralObjOutHdrBytes));
         Batch b;
         b.add(std::move(e));
         BatchResult r = engine({.strategy = s}).run(std::move(b), kGenerous);
         ASSERT_TRUE(r.ok()) << strategy_name(s);
         const auto& st = r.entries[0].steps;
-        EXPECT_EQ(st[0].made_id(), 0x77u);
+        EXPECT_EQ(st[0].made().id, 0x77u);
         ASSERT_EQ(creates.size(), 2u) << strategy_name(s);
         EXPECT_EQ(prm::get_bits(creates[0], kWide.bit_offset, 32), 0x77u) << strategy_name(s);
         EXPECT_EQ(prm::get_bits(creates[0], kLowByte.bit_offset, 8), 0x77u) << strategy_name(s);
-        EXPECT_NE(st[1].made_id(), 0u);
-        EXPECT_EQ(prm::get_bits(creates[1], kWide.bit_offset, 32), st[1].made_id()) << strategy_name(s);
-        EXPECT_EQ(prm::get_bits(creates[1], kLowByte.bit_offset, 8), 0u) << strategy_name(s);
+        EXPECT_NE(st[1].made().id, 0u);
+        EXPECT_EQ(prm::get_bits(creates[1], kWide.bit_offset, 32), st[1].made().id) << strategy_name(s);
+        EXPECT_EQ(prm::get_bits(creates[1], kLowByte.bit_offset, 8), 0x77u) << strategy_name(s);
+        ASSERT_EQ(modified.size(), 1u) << strategy_name(s);
+        EXPECT_EQ(modified[0], st[2].made().id) << strategy_name(s);
+        EXPECT_EQ(st[3].obj_id, st[2].made().id) << strategy_name(s);
         eng_->shutdown();
     }
     fake_.set_script(nullptr);

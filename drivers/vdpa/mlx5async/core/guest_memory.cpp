@@ -233,11 +233,12 @@ Result<void> GuestMemory::add_chunks(MemoryBuild& m, devx::Batch& b) const {
     for (size_t i = 0; i < m.chunks.size(); i++) {
         const MemChunk& c = m.chunks[i];
         auto& steps = chains[i % m.chains].steps;
+        const auto umem_step = uint16_t(steps.size());
         steps.push_back(devx::Command::reg_umem(ctx_, reinterpret_cast<void*>(uintptr_t(c.host)), c.size));
         auto in = prm::encode_create_mkey(prm::direct_mkey_attr(0, 0, c.gpa, c.size, pdn_));
         MLX5A_CHECK(in);
         steps.push_back(devx::Command::create_obj(ctx_, std::move(*in), prm::kCreateMkeyOutBytes));
-        steps.back().prev_id_fields.assign(umem_fields.begin(), umem_fields.end());
+        for (const prm::Field& f : umem_fields) steps.back().ids_from.push_back({f, umem_step});
     }
     for (auto& e : chains) b.add(std::move(e));
     return {};
