@@ -92,9 +92,9 @@ GuestConfig guest_of(const GuestFile& f, uint64_t gib) {
 }
 
 // What making one device's virtqs costs in the model (ns), as the core
-// makes them: per ring three umems and a counters object (one batch), an
-// event QP (a umem, a CQ, two QPs, their three transitions each; four
-// batches), the CREATE.
+// makes them: per ring three umems, a counters object and an event QP (a
+// chain of a umem, a CQ, two QPs and their three transitions each), in the
+// memory's batch, then the CREATE.
 struct VirtqWork {
     double umem_ns = 0, counters_ns = 0, eqp_ns = 0, create_ns = 0;  // per ring, sequential
     double resources_slot_ns = 0;  // slot time of the first batch's share, per ring
@@ -113,21 +113,18 @@ VirtqWork virtq_work(const emu::Profile& p) {
     return w;
 }
 
-// The virtqs' part of an async start (ns), batch by batch: the resources
-// (on the slots the memory's chains leave, counters also within the
-// throttle), the event QPs (their four batches: a wave of umems, of CQs,
-// two of QPs, three transitions per QP pair), the CREATEs (waves of the throttle).
+// The virtqs' part of an async start (ns): the resources and the event
+// QPs' chains (on the slots the memory's chains leave, counters also
+// within the throttle), then the CREATEs (waves of the throttle).
 struct VirtqPath {
-    double resources = 0, eqps = 0, creates = 0;
+    double resources = 0, creates = 0;
 };
 VirtqPath virtq_path(const emu::Profile& p, double rings, double slots_left) {
-    const emu::Timing& t = p.timing;
     const VirtqWork w = virtq_work(p);
     const double waves = std::ceil(rings / p.max_inflight);
     VirtqPath v;
-    v.resources = std::max(rings * w.resources_slot_ns / std::max(1.0, slots_left), waves * w.counters_ns);
-    v.eqps = std::ceil(rings / p.cmd_slots) * (t.umem_us * 1e3 + t.general_us * 1e3) +
-             std::ceil(2 * rings / p.cmd_slots) * 4 * t.general_us * 1e3;
+    v.resources = std::max(rings * (w.resources_slot_ns + w.eqp_ns) / std::max(1.0, slots_left),
+                           std::max(waves * w.counters_ns, w.eqp_ns));
     v.creates = waves * w.create_ns;
     return v;
 }
@@ -171,10 +168,10 @@ double ideal_device_ns(const emu::Profile& p, const GuestConfig& g, bool sequent
     if (precreated) return chunks_done + indirect + modify;
     if (unshared) {
         const VirtqPath v = virtq_path(p, virtqs, p.cmd_slots);
-        return chunks_done + indirect + v.resources + v.eqps + v.creates + modify;
+        return chunks_done + indirect + v.resources + v.creates + modify;
     }
     const VirtqPath v = virtq_path(p, virtqs, p.cmd_slots - chains);
-    return std::max(chunks_done, v.resources) + v.eqps + v.creates + indirect + modify;
+    return std::max(chunks_done, v.resources) + v.creates + indirect + modify;
 }
 
 // Every device's start posted, then waited for: the concurrent starts.

@@ -184,6 +184,14 @@ bool is_transition(uint16_t op) {
 
 }  // namespace
 
+CqUmemFields create_cq_umem_fields() { return {cq_at(C::dbr_umem_id), Cq::cq_umem_id}; }
+
+QpMadeFields create_qp_made_fields() {
+    return {qp_at(Q::cqn_rcv), qp_at(Q::cqn_snd), qp_at(Q::dbr_umem_id), Qp::wq_umem_id};
+}
+
+QpModifyMadeFields qp_modify_made_fields() { return {Mod::qpn, mod_at(Q::remote_qpn)}; }
+
 // ---- CQ ----------------------------------------------------------------
 
 Result<void> encode_create_cq(const CqAttr& a, std::span<std::byte> in) {

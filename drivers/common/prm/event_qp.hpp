@@ -18,6 +18,7 @@
 #include <string_view>
 
 #include "../base/result.hpp"
+#include "field.hpp"
 
 namespace mlx5async::prm {
 
@@ -102,6 +103,22 @@ void encode_create_qp_out(uint32_t qpn, std::span<std::byte> out);
 Result<uint32_t> decode_create_qp_out(std::span<const std::byte> out);
 void encode_destroy_qp(uint32_t qpn, std::span<std::byte> in);
 Result<uint32_t> decode_destroy_qp_in(std::span<const std::byte> in);
+
+// The fields that name what earlier commands made, for a chain that fills
+// them when the command is issued (devx::Command::ids_from): a CQ's umem,
+// a QP's CQ and umem, a transition's QP and its peer.
+struct CqUmemFields {
+    Field dbr_umem_id, cq_umem_id;
+};
+CqUmemFields create_cq_umem_fields();
+struct QpMadeFields {
+    Field cqn_rcv, cqn_snd, dbr_umem_id, wq_umem_id;
+};
+QpMadeFields create_qp_made_fields();
+struct QpModifyMadeFields {
+    Field qpn, remote_qpn;
+};
+QpModifyMadeFields qp_modify_made_fields();
 
 // The three state transitions that connect an RC QP (one opcode each).
 enum class QpTransition : uint16_t { RST2INIT = 0x502, INIT2RTR = 0x503, RTR2RTS = 0x504 };

@@ -11,7 +11,10 @@
 
 #include "tests/support/eventually.hpp"
 #include "common/base/unique_fd.hpp"
+#include "common/prm/opcodes.hpp"
+#include "common/prm/status.hpp"
 #include "core_fixture.hpp"
+#include "emu/faults.hpp"
 
 namespace mlx5async::core {
 namespace {
@@ -186,6 +189,50 @@ TEST_F(Pair, ACallfdAtItsLimitBlocksNothing) {
     EXPECT_EQ(dev->irq_calls(0), 0u);
     EXPECT_EQ(drain(call[1]), 2u);
 }
+
+// A start that creates its virtqs makes each ring's event QP as one chain
+// (umem, CQ, both QPs, their connection) in the batch of the virtqs' umems.
+// One ring's INIT2RTR is refused, or never answered before the deadline:
+// the start fails naming the step, the other rings keep their event QPs
+// (nothing is made twice), the failed chain's objects are released once
+// the device answers, and the next start creates what is missing.
+struct EventQpFault : Interrupts, ::testing::WithParamInterface<bool> {};
+
+TEST_P(EventQpFault, OneRingsChainFailsTheOthersKeepTheirsAndTheNextStartEndsIt) {
+    const bool hang = GetParam();
+    timeout_ms = 200;
+    emu_extra = ",cmd_timeout_ms=600";
+    open("cx7", 0);
+    const auto base = emu_dev().object_counts();
+    emu::FaultRule r;
+    r.match.opcode = uint16_t(prm::Opcode::INIT2RTR_QP);
+    r.match.nth = 5;  // one QP of the third ring to get there
+    if (hang) r.action = emu::FaultAction::Hang;
+    else r.status = uint8_t(prm::Status::BAD_PARAM_ERR);
+    emu_dev().faults().add(r);
+    auto g = guest_in_ram(4);
+    enable_all(4);
+    auto res = dev->configure(g);
+    ASSERT_FALSE(res);
+    EXPECT_NE(res.error().what.find("connecting the"), std::string::npos) << res.error().what;
+    EXPECT_NE(res.error().what.find(hang ? "deadline" : "INIT2RTR_QP"), std::string::npos) << res.error().what;
+    emu_dev().faults().clear();
+    ASSERT_TRUE(eventually([&] { return dev->command_health().unanswered == 0; }));
+    // Three rings' pairs stay; the fourth's CQ and QPs are gone.
+    ASSERT_TRUE(eventually([&] {
+        auto c = emu_dev().object_counts();
+        return c.cqs == base.cqs + 3 && c.qps == base.qps + 6;
+    })) << "cqs " << emu_dev().object_counts().cqs << ", qps " << emu_dev().object_counts().qps;
+    ASSERT_TRUE(dev->configure(g));
+    EXPECT_EQ(phases(4), std::vector<VqPhase>(4, VqPhase::Ready));
+    auto c = emu_dev().object_counts();
+    EXPECT_EQ(c.cqs, base.cqs + 4);
+    EXPECT_EQ(c.qps, base.qps + 8);
+    for (uint16_t i = 0; i < 4; i++) EXPECT_NE(fw(i).attr.event_qpn_or_msix, 0u) << "ring " << i;
+}
+
+INSTANTIATE_TEST_SUITE_P(Start, EventQpFault, ::testing::Values(false, true),
+                         [](const auto& i) { return i.param ? "hang" : "refused"; });
 
 TEST_F(Interrupts, EventModeNoneKeepsNoMsix) {
     event_mode = EventMode::None;

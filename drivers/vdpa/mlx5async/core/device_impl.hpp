@@ -44,6 +44,7 @@ struct ObjectBuild {
     std::vector<uint16_t> rings;
     std::vector<std::pair<uint16_t, int>> umem_of;  // per registration: (ring, umem number)
     size_t umems_at = 0, counters_at = 0, counters = 0, creates_at = 0;  // first entry, count
+    EventQp::Build eqps;  // the rings' event QPs (interrupts on), in the same batch
 };
 
 // What the strand published after its last job, for readers off it. Its
@@ -107,7 +108,6 @@ struct Device::Impl {
     Result<ObjectBuild> plan_objects(std::span<const uint16_t> rings, uint16_t size);
     Result<void> add_virtq_resources(ObjectBuild& o, devx::Batch& b);  // umems, counters
     Result<void> take_virtq_resources(ObjectBuild& o, devx::BatchResult& r);
-    Result<void> ensure_event_qps(std::span<const uint16_t> rings, uint16_t size);
     Result<void> add_virtq_creates(ObjectBuild& o, devx::Batch& b);
     Result<void> take_virtq_creates(ObjectBuild& o, devx::BatchResult& r);
     Result<void> destroy_virtqs(devx::Batch&& destroys);

@@ -3,11 +3,11 @@
 // needs no guest memory until it starts (its CREATE names umems, counters
 // and an event QP; the MODIFY to RDY names the mkey), so the two run side
 // by side where the firmware allows:
-//   1. the virtqs' umems and counters with the chunks' umem registrations
-//      and direct mkeys (chains on half the command slots);
-//   2. the virtqs' event QPs (their own batches);
-//   3. the virtq CREATEs;
-//   4. the indirect mkey over the chunks.
+//   1. the virtqs' umems, counters and event QPs (a chain each: umem, CQ,
+//      QPs, their connection) with the chunks' umem registrations and
+//      direct mkeys (chains on half the command slots);
+//   2. the virtq CREATEs;
+//   3. the indirect mkey over the chunks.
 // The rings then start in one batch (resume_rings), each naming the mkey.
 #include <optional>
 
@@ -60,7 +60,10 @@ Result<void> Device::Impl::prepare_start(const std::vector<MemRegion>& table, co
 
 // The virtqs' small umems go first: the firmware writes translations in
 // the order it takes the commands, so behind the chunks' they would wait
-// for all of them. The chunks' chains leave half the slots to the counters.
+// for all of them. The chunks' chains follow (half the command slots,
+// the other half left to the counters and event QPs), then the event QPs'
+// chains: each holds its slot for ten commands, and ahead of the chunks
+// they would hold back the start's longest work.
 Result<void> Device::Impl::make_objects(std::vector<ObjectBuild>& objs, MemoryBuild* m,
                                         Result<void>& mem_err) {
     const BatchKind kind = m ? BatchKind::Memory : BatchKind::Setup;
@@ -69,6 +72,11 @@ Result<void> Device::Impl::make_objects(std::vector<ObjectBuild>& objs, MemoryBu
         if (auto r = add_virtq_resources(o, first); !r) return mem_err = r;  // nothing issued
     if (m) mem_err = mem->add_chunks(*m, first);
     if (!mem_err) return mem_err;  // nothing issued
+    for (ObjectBuild& o : objs) {
+        auto eqps = irqs.add_event_qps(o.rings, o.size, ctx, transport.pdn(), first);
+        if (!eqps) return mem_err = unexpected(eqps.error());  // nothing issued
+        o.eqps = std::move(*eqps);
+    }
     devx::BatchResult r1;
     if (!first.empty()) r1 = cmds->run(std::move(first), kind, nullptr);
     if (m) mem_err = mem->take_chunks(*m, r1);
@@ -76,7 +84,6 @@ Result<void> Device::Impl::make_objects(std::vector<ObjectBuild>& objs, MemoryBu
     std::vector<ObjectBuild*> creating;
     for (ObjectBuild& o : objs) {
         auto ok = take_virtq_resources(o, r1);
-        if (ok) ok = ensure_event_qps(o.rings, o.size);
         if (ok) creating.push_back(&o);
         obj_err = first_error(obj_err, ok);
     }

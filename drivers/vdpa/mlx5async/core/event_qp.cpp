@@ -2,10 +2,12 @@
 
 #include <endian.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 
 #include "common/prm/event_qp.hpp"
+#include "common/prm/status.hpp"
 
 namespace mlx5async::core {
 namespace {
@@ -16,14 +18,19 @@ void store_be32(std::byte* p, uint32_t v) {
                                                                       std::memory_order_release);
 }
 
-Error step_error(const devx::EntryResult& e, uint16_t ring, const char* what) {
-    for (const auto& s : e.steps)
-        if (!s.ok()) {
-            Error err = s.error();
-            err.what = "virtq " + std::to_string(ring) + ": " + what + ": " + err.what;
-            return err;
-        }
-    return Error::make(Errc::Firmware, "virtq " + std::to_string(ring) + ": " + what);
+// The step of a chain that failed, or that its deadline found in flight
+// (the last one not done and not cancelled).
+size_t failed_step(const devx::EntryResult& e) {
+    size_t at = 0;
+    for (size_t k = 0; k < e.steps.size(); k++)
+        if (!e.steps[k].ok() && e.steps[k].state != devx::StepState::Cancelled) at = k;
+    return at;
+}
+
+Error step_error(const devx::EntryResult& e, uint16_t ring, size_t step, const char* what) {
+    Error err = e.steps.at(step).error();
+    err.what = "virtq " + std::to_string(ring) + ": " + what + ": " + prm::describe(err);
+    return err;
 }
 
 // An RC QP without a send queue, migrated (both event QPs of a virtq).
@@ -39,166 +46,148 @@ prm::QpAttr receive_only_rc_qp(uint32_t pdn, prm::QpRqType rq) {
 
 }  // namespace
 
-Result<std::vector<EventQp>> EventQp::create(devx::Engine& engine, const devx::Context& ctx,
-                                             uint32_t pdn, uint32_t uar_page, uint32_t eqn,
-                                             std::span<const uint16_t> rings, uint8_t log_n,
-                                             std::chrono::milliseconds timeout,
-                                             std::vector<devx::PageBuffer>& late) {
-    if (log_n > kMaxLog) log_n = kMaxLog;
-    std::vector<EventQp> qps(rings.size());
-    // Memory first: receive queue, CQ, doorbell records (registered host memory).
-    MLX5A_CHECK(register_umems(qps, engine, ctx, rings, timeout, late));
-    for (auto& q : qps) {
-        q.log_n_ = log_n;
-        // CQE 0 says "WQE 0xffff completed": the first real completion (WQE 0)
-        // then counts as one (DPDK mlx5_vdpa_cq_create does the same).
-        std::byte* cqe = q.mem_.data() + kCqOffset;
-        prm::encode_cqe({.wqe_counter = 0xffff, .opcode = uint8_t(prm::CqeOpcode::INVALID), .owner = true},
-                        std::span<std::byte, prm::kCqeBytes>(cqe, prm::kCqeBytes));
-    }
-    MLX5A_CHECK(create_cqs(qps, engine, ctx, uar_page, eqn, rings, timeout));
-    MLX5A_CHECK(create_qps(qps, engine, ctx, pdn, uar_page, rings, timeout));
-    MLX5A_CHECK(connect_qps(qps, engine, rings, timeout));
-    // Every receive WQE posted: the device may raise 2^log_n interrupts before
-    // we repost.
-    for (auto& q : qps) store_be32(q.mem_.data() + kQpDbrOffset, 1u << q.log_n_);
-    return qps;
-}
+namespace {
 
-// One batch of registrations (in parallel on the engine's workers).
-Result<void> EventQp::register_umems(Qps& qps, devx::Engine& engine, const devx::Context& ctx,
-                                     std::span<const uint16_t> rings, std::chrono::milliseconds timeout,
-                                     std::vector<devx::PageBuffer>& late) {
-    std::vector<devx::PageBuffer> bufs;
-    devx::Batch regs;
-    for (size_t i = 0; i < qps.size(); i++) {
-        auto m = devx::PageBuffer::alloc(kUmemBytes);
-        MLX5A_CHECK(m);
-        bufs.push_back(std::move(*m));
-        regs.add(devx::Command::reg_umem(ctx, bufs.back().data(), kUmemBytes, IBV_ACCESS_LOCAL_WRITE,
-                                         rings[i]));
-    }
-    auto res = engine.run(std::move(regs), timeout);
-    Result<void> first = {};
-    for (size_t i = 0; i < qps.size(); i++) {
-        auto& s = res.entries[i].steps.at(0);
-        if (s.ok()) {
-            qps[i].mem_ = std::move(s.umem);
-            qps[i].mem_.own(bufs[i]);
-            continue;
-        }
-        if (s.state != devx::StepState::Failed) late.push_back(std::move(bufs[i]));
-        if (first) first = unexpected(step_error(res.entries[i], rings[i], "event QP umem"));
-    }
-    return first;
-}
+// A ring's chain, by step index: the umem, the CQ, both QPs, then the
+// firmware QP's three transitions and ours.
+enum Step : uint16_t { kUmem, kCq, kFwQp, kSwQp, kFwRst2Init, kSwRst2Init = kFwRst2Init + 3 };
 
-// The CQs (collapsed: the device rewrites CQE 0 for every completion).
-Result<void> EventQp::create_cqs(Qps& qps, devx::Engine& engine, const devx::Context& ctx,
-                                 uint32_t uar_page, uint32_t eqn, std::span<const uint16_t> rings,
-                                 std::chrono::milliseconds timeout) {
-    devx::Batch cqs;
-    for (size_t i = 0; i < qps.size(); i++) {
-        prm::CqAttr a;
-        a.cc = true;
-        a.log_cq_size = qps[i].log_n_;
-        a.uar_page = uar_page;
-        a.c_eqn = eqn;
-        a.dbr_umem_valid = true;
-        a.dbr_umem_id = qps[i].mem_.id();
-        a.dbr_addr = kDbrOffset;
-        a.cq_umem_valid = true;
-        a.cq_umem_id = qps[i].mem_.id();
-        a.cq_umem_offset = kCqOffset;
-        std::vector<std::byte> in(prm::kCreateCqInBytes);
-        MLX5A_CHECK(prm::encode_create_cq(a, in));
-        cqs.add(devx::Command::create_obj(ctx, std::move(in), prm::kEventQpCmdBytes, rings[i]));
-    }
-    auto cr = engine.run(std::move(cqs), timeout);
-    for (size_t i = 0; i < qps.size(); i++) {
-        auto& e = cr.entries[i];
-        if (!e.ok()) return unexpected(step_error(e, rings[i], "CREATE_CQ"));
-        qps[i].cq_ = std::move(e.steps[0].obj);
-    }
-    return {};
+// The CQ (collapsed: the device rewrites CQE 0 for every completion) in
+// the umem step kUmem registers.
+Result<devx::Command> create_cq(const devx::Context& ctx, uint32_t uar_page, uint32_t eqn, uint8_t log_n,
+                                uint16_t ring) {
+    prm::CqAttr a;
+    a.cc = true;
+    a.log_cq_size = log_n;
+    a.uar_page = uar_page;
+    a.c_eqn = eqn;
+    a.dbr_umem_valid = true;
+    a.dbr_addr = EventQp::kDbrOffset;
+    a.cq_umem_valid = true;
+    a.cq_umem_offset = EventQp::kCqOffset;
+    std::vector<std::byte> in(prm::kCreateCqInBytes);
+    MLX5A_CHECK(prm::encode_create_cq(a, in));
+    auto c = devx::Command::create_obj(ctx, std::move(in), prm::kEventQpCmdBytes, ring);
+    const auto f = prm::create_cq_umem_fields();
+    c.ids_from = {{f.dbr_umem_id, kUmem}, {f.cq_umem_id, kUmem}};
+    return c;
 }
 
 // The firmware QP (no SQ, zero-length RQ: the device owns it) and ours (a
-// receive queue of 2^log_n 16-byte WQEs completing into the CQ).
-Result<void> EventQp::create_qps(Qps& qps, devx::Engine& engine, const devx::Context& ctx,
-                                 uint32_t pdn, uint32_t uar_page, std::span<const uint16_t> rings,
-                                 std::chrono::milliseconds timeout) {
-    devx::Batch qpb;
-    for (size_t i = 0; i < qps.size(); i++) {
-        prm::QpAttr fw = receive_only_rc_qp(pdn, prm::QpRqType::ZERO_LEN);
-        std::vector<std::byte> fin(prm::kCreateQpInBytes);
-        MLX5A_CHECK(prm::encode_create_qp(fw, fin));
-        qpb.add(devx::Command::create_obj(ctx, std::move(fin), prm::kEventQpCmdBytes, rings[i]));
-
-        prm::QpAttr sw = receive_only_rc_qp(pdn, prm::QpRqType::REGULAR);
-        sw.log_rq_size = qps[i].log_n_;
-        sw.log_rq_stride = 0;  // 16-byte WQEs
-        sw.uar_page = uar_page;
-        sw.cqn_rcv = qps[i].cqn();
-        sw.cqn_snd = qps[i].cqn();
-        sw.dbr_umem_valid = true;
-        sw.dbr_umem_id = qps[i].mem_.id();
-        sw.dbr_addr = kQpDbrOffset;
-        sw.wq_umem_valid = true;
-        sw.wq_umem_id = qps[i].mem_.id();
-        sw.wq_umem_offset = kRqOffset;
-        std::vector<std::byte> sin(prm::kCreateQpInBytes);
-        MLX5A_CHECK(prm::encode_create_qp(sw, sin));
-        qpb.add(devx::Command::create_obj(ctx, std::move(sin), prm::kEventQpCmdBytes, rings[i]));
+// receive queue of 2^log_n 16-byte WQEs in the umem, completing into the CQ).
+Result<devx::Command> create_qp(const devx::Context& ctx, uint32_t pdn, uint32_t uar_page, uint8_t log_n,
+                                bool ours, uint16_t ring) {
+    prm::QpAttr a = receive_only_rc_qp(pdn, ours ? prm::QpRqType::REGULAR : prm::QpRqType::ZERO_LEN);
+    if (ours) {
+        a.log_rq_size = log_n;
+        a.log_rq_stride = 0;  // 16-byte WQEs
+        a.uar_page = uar_page;
+        a.dbr_umem_valid = true;
+        a.dbr_addr = EventQp::kQpDbrOffset;
+        a.wq_umem_valid = true;
+        a.wq_umem_offset = EventQp::kRqOffset;
     }
-    auto qr = engine.run(std::move(qpb), timeout);
-    for (size_t i = 0; i < qps.size(); i++) {
-        auto& f = qr.entries[2 * i];
-        auto& s = qr.entries[2 * i + 1];
-        if (f.ok()) qps[i].fw_qp_ = std::move(f.steps[0].obj);
-        if (s.ok()) qps[i].sw_qp_ = std::move(s.steps[0].obj);
-        if (!f.ok()) return unexpected(step_error(f, rings[i], "CREATE_QP (firmware QP)"));
-        if (!s.ok()) return unexpected(step_error(s, rings[i], "CREATE_QP (driver QP)"));
+    std::vector<std::byte> in(prm::kCreateQpInBytes);
+    MLX5A_CHECK(prm::encode_create_qp(a, in));
+    auto c = devx::Command::create_obj(ctx, std::move(in), prm::kEventQpCmdBytes, ring);
+    if (ours) {
+        const auto f = prm::create_qp_made_fields();
+        c.ids_from = {{f.cqn_rcv, kCq}, {f.cqn_snd, kCq}, {f.dbr_umem_id, kUmem}, {f.wq_umem_id, kUmem}};
+    }
+    return c;
+}
+
+// RST->INIT->RTR->RTS of the QP step `self` created, connected to `peer`'s.
+Result<void> connect(devx::Entry& e, const devx::Context& ctx, Step self, Step peer, uint16_t ring) {
+    const auto f = prm::qp_modify_made_fields();
+    for (auto t : {prm::QpTransition::RST2INIT, prm::QpTransition::INIT2RTR, prm::QpTransition::RTR2RTS}) {
+        prm::QpModify m;
+        m.transition = t;
+        if (t == prm::QpTransition::RST2INIT) m.vhca_port_num = 1;
+        if (t == prm::QpTransition::INIT2RTR) {
+            m.mtu = 1;  // 256 bytes: the messages carry nothing
+            m.log_msg_max = 30;
+            m.fl = true;  // both ends on this function: force loopback
+        }
+        if (t == prm::QpTransition::RTR2RTS) m.retry_count = 7, m.rnr_retry = 7;
+        std::vector<std::byte> in(prm::kQpModifyInBytes);
+        MLX5A_CHECK(prm::encode_qp_modify(m, in));
+        auto c = devx::Command::modify_made(ctx, self, std::move(in), prm::kEventQpCmdBytes, ring);
+        c.ids_from = {{f.qpn, self}};
+        if (t == prm::QpTransition::INIT2RTR) c.ids_from.push_back({f.remote_qpn, peer});
+        e.steps.push_back(std::move(c));
     }
     return {};
 }
 
-// Each pair connected: RST->INIT->RTR->RTS on both, one chain per QP.
-Result<void> EventQp::connect_qps(Qps& qps, devx::Engine& engine, std::span<const uint16_t> rings,
-                                  std::chrono::milliseconds timeout) {
-    devx::Batch conn;
-    for (size_t i = 0; i < qps.size(); i++) {
-        for (int side = 0; side < 2; side++) {
-            const devx::DevxObj& self = side ? qps[i].sw_qp_ : qps[i].fw_qp_;
-            const devx::DevxObj& peer = side ? qps[i].fw_qp_ : qps[i].sw_qp_;
-            devx::Entry e;
-            e.queue = rings[i];
-            for (auto t : {prm::QpTransition::RST2INIT, prm::QpTransition::INIT2RTR,
-                           prm::QpTransition::RTR2RTS}) {
-                prm::QpModify m;
-                m.transition = t;
-                m.qpn = self.obj_id();
-                if (t == prm::QpTransition::RST2INIT) m.vhca_port_num = 1;
-                if (t == prm::QpTransition::INIT2RTR) {
-                    m.remote_qpn = peer.obj_id();
-                    m.mtu = 1;  // 256 bytes: the messages carry nothing
-                    m.log_msg_max = 30;
-                    m.fl = true;  // both ends on this function: force loopback
-                }
-                if (t == prm::QpTransition::RTR2RTS) m.retry_count = 7, m.rnr_retry = 7;
-                std::vector<std::byte> in(prm::kQpModifyInBytes);
-                MLX5A_CHECK(prm::encode_qp_modify(m, in));
-                e.steps.push_back(devx::Command::modify_obj(self, std::move(in), prm::kEventQpCmdBytes, rings[i]));
-            }
-            conn.add(std::move(e));
+const char* step_name(size_t step) {
+    if (step == kUmem) return "event QP umem";
+    if (step == kCq) return "CREATE_CQ";
+    if (step == kFwQp) return "CREATE_QP (firmware QP)";
+    if (step == kSwQp) return "CREATE_QP (driver QP)";
+    return step < kSwRst2Init ? "connecting the firmware QP" : "connecting the driver QP";
+}
+
+}  // namespace
+
+Result<EventQp::Build> EventQp::add(devx::Batch& b, const devx::Context& ctx, uint32_t pdn, uint32_t uar_page,
+                                    uint32_t eqn, std::span<const uint16_t> rings, uint8_t log_n) {
+    Build out;
+    out.rings.assign(rings.begin(), rings.end());
+    out.log_n = std::min(log_n, kMaxLog);
+    out.at = b.size();
+    std::vector<devx::Entry> chains;
+    for (uint16_t r : rings) {
+        auto m = devx::PageBuffer::alloc(kUmemBytes);
+        MLX5A_CHECK(m);
+        // CQE 0 says "WQE 0xffff completed": the first real completion (WQE 0)
+        // then counts as one (DPDK mlx5_vdpa_cq_create does the same).
+        prm::encode_cqe({.wqe_counter = 0xffff, .opcode = uint8_t(prm::CqeOpcode::INVALID), .owner = true},
+                        std::span<std::byte, prm::kCqeBytes>(m->data() + kCqOffset, prm::kCqeBytes));
+        devx::Entry e;
+        e.queue = r;
+        e.steps.push_back(devx::Command::reg_umem(ctx, m->data(), kUmemBytes, IBV_ACCESS_LOCAL_WRITE, r));
+        out.bufs.push_back(std::move(*m));
+        auto cq = create_cq(ctx, uar_page, eqn, out.log_n, r);
+        MLX5A_CHECK(cq);
+        e.steps.push_back(std::move(*cq));
+        for (bool ours : {false, true}) {
+            auto qp = create_qp(ctx, pdn, uar_page, out.log_n, ours, r);
+            MLX5A_CHECK(qp);
+            e.steps.push_back(std::move(*qp));
         }
+        MLX5A_CHECK(connect(e, ctx, kFwQp, kSwQp, r));
+        MLX5A_CHECK(connect(e, ctx, kSwQp, kFwQp, r));
+        chains.push_back(std::move(e));
     }
-    auto mr = engine.run(std::move(conn), timeout);
-    for (size_t i = 0; i < mr.entries.size(); i++)
-        if (!mr.entries[i].ok())
-            return unexpected(step_error(mr.entries[i], rings[i / 2],
-                                         i % 2 ? "connecting the driver QP" : "connecting the firmware QP"));
-    return {};
+    for (auto& e : chains) b.add(std::move(e));
+    return out;
+}
+
+std::vector<EventQp> EventQp::take(Build& build, devx::BatchResult& res,
+                                   std::vector<devx::PageBuffer>& late, Result<void>& first) {
+    std::vector<EventQp> qps(build.rings.size());
+    for (size_t i = 0; i < build.rings.size(); i++) {
+        auto& e = res.entries.at(build.at + i);
+        if (!e.ok()) {
+            // Unanswered or released with the result: the memory outlives both.
+            if (e.steps[kUmem].state != devx::StepState::Failed) late.push_back(std::move(build.bufs[i]));
+            const size_t k = failed_step(e);
+            if (first) first = unexpected(step_error(e, build.rings[i], k, step_name(k)));
+            continue;
+        }
+        EventQp& q = qps[i];
+        q.log_n_ = build.log_n;
+        q.mem_ = std::move(e.steps[kUmem].umem);
+        q.mem_.own(build.bufs[i]);
+        q.cq_ = std::move(e.steps[kCq].obj);
+        q.fw_qp_ = std::move(e.steps[kFwQp].obj);
+        q.sw_qp_ = std::move(e.steps[kSwQp].obj);
+        // Every receive WQE posted: the device may raise 2^log_n interrupts
+        // before we repost.
+        store_be32(q.mem_.data() + kQpDbrOffset, 1u << q.log_n_);
+    }
+    return qps;
 }
 
 uint16_t EventQp::poll() {

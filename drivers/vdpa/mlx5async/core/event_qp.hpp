@@ -34,17 +34,25 @@ public:
     EventQp(EventQp&&) = default;
     EventQp& operator=(EventQp&&) = default;
 
-    // The CQ/QP pair of each ring in `rings`, created through `engine` in
-    // four batches (umems; CQs; QPs; both QPs' RST->INIT->RTR->RTS chains),
-    // with 2^log_n receive WQEs posted and CQE 0 set to "nothing yet".
-    // Results in ring order; a failure names the ring and the command. A
-    // umem registration left unanswered leaves its buffer in `late` (the
-    // kernel may still pin it).
-    static Result<std::vector<EventQp>> create(devx::Engine& engine, const devx::Context& ctx,
-                                               uint32_t pdn, uint32_t uar_page, uint32_t eqn,
-                                               std::span<const uint16_t> rings, uint8_t log_n,
-                                               std::chrono::milliseconds timeout,
-                                               std::vector<devx::PageBuffer>& late);
+    // Event QPs in the making: one chain per ring in a batch the caller may
+    // share (its umem, CQ, both QPs, then both QPs' RST->INIT->RTR->RTS,
+    // each step naming what the steps before made), then taken from the
+    // batch's result.
+    struct Build {
+        std::vector<uint16_t> rings;
+        std::vector<devx::PageBuffer> bufs;  // each ring's umem memory
+        uint8_t log_n = 0;
+        size_t at = 0;  // first entry in the batch
+    };
+    // 2^log_n receive WQEs each (at most kMaxLog), CQE 0 set to "nothing yet".
+    static Result<Build> add(devx::Batch& b, const devx::Context& ctx, uint32_t pdn, uint32_t uar_page,
+                             uint32_t eqn, std::span<const uint16_t> rings, uint8_t log_n);
+    // The pairs in ring order, their receive WQEs posted; a ring whose chain
+    // did not complete gets none (false), leaves its buffer in `late` (a
+    // registration may still pin it), and the first such names its ring and
+    // command in `err`.
+    static std::vector<EventQp> take(Build& build, devx::BatchResult& res,
+                                     std::vector<devx::PageBuffer>& late, Result<void>& err);
 
     explicit operator bool() const { return bool(fw_qp_); }
     const devx::DevxObj& cq() const { return cq_; }
@@ -62,21 +70,6 @@ public:
     void next_arm_sn() { arm_sn_ = uint8_t((arm_sn_ + 1) & 3); }
 
 private:
-    // create()'s batches: the umems, the CQs, the QP pairs, their connection.
-    using Qps = std::vector<EventQp>;
-    static Result<void> register_umems(Qps& qps, devx::Engine& engine, const devx::Context& ctx,
-                                       std::span<const uint16_t> rings,
-                                       std::chrono::milliseconds timeout,
-                                       std::vector<devx::PageBuffer>& late);
-    static Result<void> create_cqs(Qps& qps, devx::Engine& engine, const devx::Context& ctx,
-                                   uint32_t uar_page, uint32_t eqn, std::span<const uint16_t> rings,
-                                   std::chrono::milliseconds timeout);
-    static Result<void> create_qps(Qps& qps, devx::Engine& engine, const devx::Context& ctx,
-                                   uint32_t pdn, uint32_t uar_page, std::span<const uint16_t> rings,
-                                   std::chrono::milliseconds timeout);
-    static Result<void> connect_qps(Qps& qps, devx::Engine& engine, std::span<const uint16_t> rings,
-                                    std::chrono::milliseconds timeout);
-
     devx::Umem mem_;  // last destroyed
     devx::DevxObj cq_;
     devx::DevxObj fw_qp_;  // named by the virtq: destroyed after it

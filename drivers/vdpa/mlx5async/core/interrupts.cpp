@@ -35,23 +35,29 @@ Result<void> Interrupts::setup(const DeviceConfig& cfg, const devx::Context& ctx
 }
 
 // Created before their virtqs: a virtq names its firmware QP at CREATE.
-Result<void> Interrupts::ensure(std::span<const uint16_t> rings, uint16_t size, devx::Engine& engine,
-                                const devx::Context& ctx, uint32_t pdn,
-                                std::chrono::milliseconds timeout, std::vector<devx::PageBuffer>& late) {
-    if (!on()) return {};
+Result<EventQp::Build> Interrupts::add_event_qps(std::span<const uint16_t> rings, uint16_t size,
+                                                 const devx::Context& ctx, uint32_t pdn, devx::Batch& b) {
     std::vector<uint16_t> todo;
-    for (uint16_t r : rings)
-        if (!qps_.at(r)) todo.push_back(r);
-    if (todo.empty()) return {};
+    if (on())
+        for (uint16_t r : rings)
+            if (!qps_.at(r)) todo.push_back(r);
     uint8_t log_n = 0;
     while ((2u << log_n) <= size && log_n < EventQp::kMaxLog) log_n++;
-    auto qps = EventQp::create(engine, ctx, pdn, uar_.page_id(), eqn_, todo, log_n, timeout, late);
-    MLX5A_CHECK(qps);
-    for (size_t i = 0; i < todo.size(); i++) {
-        qps_[todo[i]] = std::move((*qps)[i]);
-        MLX5A_CHECK(relay_->attach(todo[i], &qps_[todo[i]]));
+    return EventQp::add(b, ctx, pdn, uar_.page_id(), eqn_, todo, log_n);
+}
+
+Result<void> Interrupts::take_event_qps(EventQp::Build& build, devx::BatchResult& res,
+                                        std::vector<devx::PageBuffer>& late) {
+    if (build.rings.empty()) return {};
+    Result<void> first = {};
+    auto qps = EventQp::take(build, res, late, first);
+    for (size_t i = 0; i < build.rings.size(); i++) {
+        if (!qps[i]) continue;
+        const uint16_t r = build.rings[i];
+        qps_[r] = std::move(qps[i]);
+        if (auto a = relay_->attach(r, &qps_[r]); !a && first) first = a;
     }
-    return {};
+    return first;
 }
 
 uint32_t Interrupts::fw_qpn(uint16_t ring) const {

@@ -34,12 +34,16 @@ public:
                        const prm::VirtioEmulationCaps& caps, size_t rings, const std::string& name);
     bool on() const { return relay_ != nullptr; }
 
-    // The event QPs of `rings` that have none, each attached to the relay
-    // (a ring of `size` entries gets as many receive WQEs, up to EventQp's
-    // maximum). A umem registration left unanswered leaves its buffer in `late`.
-    Result<void> ensure(std::span<const uint16_t> rings, uint16_t size, devx::Engine& engine,
-                        const devx::Context& ctx, uint32_t pdn, std::chrono::milliseconds timeout,
-                        std::vector<devx::PageBuffer>& late);
+    // The event QPs of `rings` that have none, as chains added to `b` (a
+    // batch the start shares with its umems, counters and memory); a ring
+    // of `size` entries gets as many receive WQEs, up to EventQp's maximum.
+    Result<EventQp::Build> add_event_qps(std::span<const uint16_t> rings, uint16_t size,
+                                         const devx::Context& ctx, uint32_t pdn, devx::Batch& b);
+    // Takes them from the batch's result, each attached to the relay; the
+    // rings whose chain did not complete have none (the first names its ring
+    // and command) and leave their buffer in `late`.
+    Result<void> take_event_qps(EventQp::Build& build, devx::BatchResult& res,
+                                std::vector<devx::PageBuffer>& late);
     // The firmware QP ring `ring`'s virtq names (0: none, no interrupts).
     uint32_t fw_qpn(uint16_t ring) const;
 

@@ -32,12 +32,6 @@ prm::VirtqAttr Device::Impl::base_attr(const Vq& vq, uint16_t size) const {
     return a;
 }
 
-// The event QPs of `rings` that have none (a virtq names its firmware QP at
-// CREATE).
-Result<void> Device::Impl::ensure_event_qps(std::span<const uint16_t> rings, uint16_t size) {
-    return irqs.ensure(rings, size, cmds->engine(), ctx, transport.pdn(), cmds->timeout(), late_umem_mem);
-}
-
 // Creates the objects of `rings` that do not exist (or exist with another
 // ring size): one batch of their umems and counter objects, their event
 // QPs, then one batch of virtq CREATEs. Objects end in INIT.
@@ -143,7 +137,8 @@ void Device::Impl::release_frontend_objects() {
 }
 
 // What a virtq object names at CREATE: its three umems and its counters
-// object (with interrupts also its event QP: ensure_event_qps).
+// object (and, interrupts on, its event QP: make_objects adds its chain to
+// the same batch, and take_virtq_resources takes it).
 Result<void> Device::Impl::add_virtq_resources(ObjectBuild& o, devx::Batch& b) {
     const bool with_counters = gcaps.has_obj_type(uint16_t(prm::ObjType::VIRTIO_Q_COUNTERS));
     o.umems_at = b.size();
@@ -195,7 +190,7 @@ Result<void> Device::Impl::take_virtq_resources(ObjectBuild& o, devx::BatchResul
         if (e.ok()) vqs[e.queue].counters = std::move(e.steps[0].obj);
         else first = first_error(first, unexpected(e.steps.back().error()));
     }
-    return first;
+    return first_error(first, irqs.take_event_qps(o.eqps, res, late_umem_mem));
 }
 
 Result<void> Device::Impl::add_virtq_creates(ObjectBuild& o, devx::Batch& b) {
