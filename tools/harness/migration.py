@@ -229,10 +229,16 @@ class Testbed:
         """The destination VM's RESUME, then every destination device's
         start and the guest's announce through it in its ledger."""
         m.dst_vm.qmp.wait_event(lambda e: e["event"] == "RESUME", max(1, end - time.monotonic()))
-        for k in range(self.nics):
-            wait_ledger(m.dst_host, "start_seq", dst_before[k], "all_ready_ns", end, k)
-        m.dst_ledgers = [wait_ledger(m.dst_host, "start_seq", dst_before[k], "announced_ns", end, k)
-                         for k in range(self.nics)]
+        try:
+            for k in range(self.nics):
+                wait_ledger(m.dst_host, "start_seq", dst_before[k], "all_ready_ns", end, k)
+            m.dst_ledgers = [wait_ledger(m.dst_host, "start_seq", dst_before[k], "announced_ns", end, k)
+                             for k in range(self.nics)]
+        except AssertionError as e:
+            # A guest that never announces may have died or stopped on the
+            # destination: where its vCPUs are tells which.
+            raise AssertionError(f"{e}\ndestination guest {m.dst_vm.name} "
+                                 f"{m.dst_vm.failure_context()}") from e
         m.dst_ledger = m.dst_ledgers[0]
 
     def close(self):

@@ -172,7 +172,9 @@ class Vm(Proc):
     def qemu_messages(self):
         return self.output()
 
-    def _failure_context(self):
+    def failure_context(self):
+        """Whether QEMU runs, the console's and QEMU's last lines, and where
+        the vCPUs are: for failure reports."""
         return (f"(QEMU {'running' if self.alive() else 'exited'}); console:\n" +
                 "\n".join(self.console()[-30:]) + "\nQEMU:\n" + "\n".join(self.qemu_messages()[-20:]) +
                 self._vcpu_report())
@@ -218,14 +220,14 @@ class Vm(Proc):
     def wait_console(self, pred, timeout, what):
         return until(lambda: next((l for l in self.console() if pred(l)), None), lambda l: l is not None,
                      timeout, f"{self.name} console line: {what}", alive=self.alive,
-                     describe=lambda _: self._failure_context())
+                     describe=lambda _: self.failure_context())
 
     def wait_stats(self, after, count, timeout, nic=0):
         """`count` counters lines of NIC `nic` beyond the first `after`;
         returns them all."""
         return until(lambda: self.stats(nic), lambda s: len(s) >= after + count, timeout,
                      f"{self.name} eth{nic}: {count} counters lines after the first {after}",
-                     alive=self.alive, describe=lambda s: f"{len(s)} lines " + self._failure_context())
+                     alive=self.alive, describe=lambda s: f"{len(s)} lines " + self.failure_context())
 
     def kill(self):
         if self._qmp:
