@@ -236,11 +236,11 @@ void AsyncRun::issue(uint32_t e, bool slot_held) {
     Command& c = entries_[e].steps[next_[e]];
     StepResult& r = res_.entries[e].steps[next_[e]];
     if (r.busy_retries == 0) ++d_.steps_issued;
-    if (c.binds()) c.bind([&](size_t step) { return res_.entries[e].steps.at(step).made(); });
     r.state = StepState::Issued;
     in_flight_[e] = true;
     issued_at_[e] = Clock::now();
-    if (c.kind != CmdKind::Query) return post_blocking(e, slot_held);
+    if (c.kind != CmdKind::Query) return post_blocking(e, slot_held);  // its worker binds it
+    if (c.binds()) c.bind([&](size_t step) { return res_.entries[e].steps.at(step).made(); });
 
     int ret = m_.api.obj_query_async(c.obj, c.in.data(), c.in.size(), c.outlen,
                                      make_wr_id(gen_, e), m_.comp.get());
