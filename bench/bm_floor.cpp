@@ -121,6 +121,7 @@ private:
         }
         if (wake) tk_cv_.notify_one();
         step_[i]->acquire();
+        released_.fetch_sub(1, std::memory_order_relaxed);
     }
 
     void keep_time() {
@@ -137,6 +138,7 @@ private:
                 next = std::min(next, due_[i]);
             }
             if (!due_now.empty()) {
+                released_.fetch_add(int(due_now.size()), std::memory_order_relaxed);
                 lk.unlock();
                 for (unsigned i : due_now) step_[i]->release();
                 due_now.clear();
@@ -144,7 +146,8 @@ private:
                 continue;
             }
             tk_sleep_due_ = next;
-            clock.wait_until(lk, tk_cv_, next);
+            clock.wait_until(lk, tk_cv_, next,
+                             [this] { return released_.load(std::memory_order_relaxed) > 0; });
             tk_sleep_due_ = kAwake;
         }
     }
@@ -166,6 +169,7 @@ private:
     std::atomic<unsigned> next_{0}, done_{0};
     unsigned total_ = 0;
     std::atomic<bool> stop_{false};
+    std::atomic<int> released_{0};  // threads the timekeeper released that have yet to run
 };
 
 void run_floor(benchmark::State& st, bool suspend) {

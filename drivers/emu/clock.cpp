@@ -1,5 +1,6 @@
 #include "clock.hpp"
 
+#include <sched.h>
 #include <sys/prctl.h>
 
 #include <algorithm>
@@ -52,7 +53,7 @@ int64_t WakeupDelay::aim_ahead_ns() const noexcept {
 int64_t SteadyClock::now_ns() const { return steady_now_ns(); }
 
 void SteadyClock::wait_until(std::unique_lock<std::mutex>& lk, std::condition_variable& cv,
-                             int64_t due_ns) {
+                             int64_t due_ns, const std::function<bool()>& woken_waiting) {
     if (due_ns == kNever) {
         cv.wait(lk);
         return;
@@ -79,7 +80,12 @@ void SteadyClock::wait_until(std::unique_lock<std::mutex>& lk, std::condition_va
     // Unlocked, so the commands' callers go on; a notification meanwhile
     // waits for the caller's re-check at most until due_ns.
     lk.unlock();
-    while (steady_now_ns() < due_ns) cpu_relax();
+    // Threads this one woke may share its CPU: a spin would hold them off
+    // until the due time, so it yields to them until they have run.
+    while (steady_now_ns() < due_ns) {
+        if (woken_waiting && woken_waiting()) sched_yield();
+        else cpu_relax();
+    }
     spinning.store(false, std::memory_order_release);
     lk.lock();
 }

@@ -21,8 +21,10 @@ public:
     // Blocks on cv until notified or, on a steady clock, until due_ns.
     // Callers re-check their predicate (spurious returns allowed). A steady
     // clock returns from a timed wait no earlier than due_ns unless notified.
+    // `woken_waiting`: whether threads the caller woke have yet to run; a
+    // wait that would keep the CPU gives it to them first.
     virtual void wait_until(std::unique_lock<std::mutex>& lk, std::condition_variable& cv,
-                            int64_t due_ns) = 0;
+                            int64_t due_ns, const std::function<bool()>& woken_waiting) = 0;
 };
 
 // How late this host wakes a thread from a timed sleep, learnt from every
@@ -50,23 +52,25 @@ private:
 // thread (blocking callers wait for it to signal them). A thread sleeping
 // with an absolute deadline wakes late by the host's wake-up delay (longer
 // on a VM whose idle vCPU halts), so the wait sleeps until
-// WakeupDelay's aim before the due time, then spins without a system call
-// for what is left: the spin lasts as long as the delay is uncertain, not
-// as long as the command. One thread of the process spins at a time; another
+// WakeupDelay's aim before the due time, then spins for what is left: the
+// spin lasts as long as the delay is uncertain, not as long as the command.
+// It pauses without a system call, but yields (sched_yield) while threads
+// the waiter woke have yet to run: on a CPU they share, a pause-spin would
+// hold them off until the due time. One thread of the process spins at a time; another
 // due meanwhile sleeps to its due time (late by the wake-up delay). Never
 // returns before the due time unless notified (latency_test.cpp).
 class SteadyClock final : public Clock {
 public:
     int64_t now_ns() const override;
     void wait_until(std::unique_lock<std::mutex>& lk, std::condition_variable& cv,
-                    int64_t due_ns) override;
+                    int64_t due_ns, const std::function<bool()>& woken_waiting) override;
 };
 
 class ManualClock final : public Clock {
 public:
     int64_t now_ns() const override { return now_.load(std::memory_order_acquire); }
-    void wait_until(std::unique_lock<std::mutex>& lk, std::condition_variable& cv,
-                    int64_t) override {
+    void wait_until(std::unique_lock<std::mutex>& lk, std::condition_variable& cv, int64_t,
+                    const std::function<bool()>&) override {
         cv.wait(lk);
     }
     // The listener wakes waiters (it takes their mutex, so no wake-up is lost).

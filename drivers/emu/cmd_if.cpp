@@ -27,7 +27,8 @@ struct CommandInterface::Pending {
     bool throttled = false;
     bool started = false;
     bool forced = false;  // complete_next released it
-    bool signalled = false;  // blocking: the firmware thread told its caller the time came
+    bool signalled = false;  // blocking: its caller was told the time came
+    bool fw_woke = false;    // by the firmware thread (counted in callers_woken_)
     int64_t due = 0;
     // A blocking caller sleeps on its own condition variable, untimed, until
     // the firmware thread signals its due time (or close, complete_next, the
@@ -191,6 +192,7 @@ CmdOutcome CommandInterface::run_blocking(const CmdDesc& d, CmdTiming t, CmdFn f
     grant_slots(&wake_fw);
     notify_fw_unlocked(lk, wake_fw);
     while (!closing_ && !reached(*p)) p->cv.wait(lk);
+    if (p->fw_woke) callers_woken_.fetch_sub(1, std::memory_order_relaxed);
     // Hung: the kernel gave up on it (ETIMEDOUT); not reached: the device closed.
     bool timed_out = p->timing.hang && reached(*p);
     bool aborted = !reached(*p) || timed_out;
@@ -263,6 +265,8 @@ int64_t CommandInterface::collect_due_callers(std::vector<PendingPtr>& callers) 
         if (p->signalled) continue;
         if (!p->async && reached(*p)) {
             p->signalled = true;
+            p->fw_woke = true;
+            callers_woken_.fetch_add(1, std::memory_order_relaxed);
             callers.push_back(p);
             continue;
         }
@@ -302,7 +306,11 @@ void CommandInterface::fw_loop() {
         }
         if (closing_) break;
         fw_sleep_due_ = next_due;
-        clock_.wait_until(lk, fw_cv_, next_due);
+        // Woken and yet to run: blocking callers, and readers of completions.
+        clock_.wait_until(lk, fw_cv_, next_due, [this] {
+            return callers_woken_.load(std::memory_order_relaxed) > 0 ||
+                   FdQueue::unread_records() > 0;
+        });
         fw_sleep_due_ = kFwAwake;
     }
 }

@@ -11,6 +11,7 @@
 // down_trylock -> -EBUSY for callbacks).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -118,6 +119,7 @@ private:
     // Due time the firmware thread sleeps towards (kNever: untimed); kFwAwake
     // while it runs: it rescans before sleeping, so a new command need not wake it.
     int64_t fw_sleep_due_ = kNever;
+    std::atomic<int> callers_woken_{0};  // signalled by the firmware thread, not yet running
     // When each translation lane (Timing::mtt_lanes) is free again: the
     // firmware writes the MTT/KLM of at most that many commands at once.
     std::vector<int64_t> lane_free_ns_;

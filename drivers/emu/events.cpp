@@ -1,5 +1,7 @@
 #include "events.hpp"
 
+#include <atomic>
+
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/eventfd.h>
@@ -21,11 +23,18 @@ Result<std::shared_ptr<FdQueue>> FdQueue::create() {
     return std::shared_ptr<FdQueue>(new FdQueue(std::move(*fd)));
 }
 
+namespace {
+std::atomic<int64_t> unread{0};  // see FdQueue::unread_records
+}  // namespace
+
+int64_t FdQueue::unread_records() noexcept { return unread.load(std::memory_order_relaxed); }
+
 void FdQueue::push(std::vector<std::byte> rec) {
     {
         std::lock_guard lk(mu_);
         if (closed_) return;
         q_.push_back(std::move(rec));
+        unread.fetch_add(1, std::memory_order_relaxed);
         if (!readable_.arm_locked()) return;  // not empty before: nobody waits
     }
     if (t_deferred)
@@ -62,6 +71,7 @@ ssize_t FdQueue::pop(void* buf, size_t len) {
     std::memcpy(buf, rec.data(), rec.size());
     ssize_t n = ssize_t(rec.size());
     q_.pop_front();
+    unread.fetch_sub(1, std::memory_order_relaxed);
     if (q_.empty()) readable_.disarm_locked(fd_);
     return n;
 }
@@ -70,6 +80,7 @@ void FdQueue::close() {
     {
         std::lock_guard lk(mu_);
         closed_ = true;  // no push arms the fd from now on
+        unread.fetch_sub(int64_t(q_.size()), std::memory_order_relaxed);
         q_.clear();
         cv_.notify_all();
     }
@@ -78,6 +89,8 @@ void FdQueue::close() {
     std::lock_guard lk(mu_);
     fd_.reset();
 }
+
+FdQueue::~FdQueue() { unread.fetch_sub(int64_t(q_.size()), std::memory_order_relaxed); }
 
 size_t FdQueue::size() const {
     std::lock_guard lk(mu_);

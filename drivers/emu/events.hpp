@@ -24,6 +24,7 @@ namespace mlx5async::emu {
 class FdQueue : public std::enable_shared_from_this<FdQueue> {
 public:
     static Result<std::shared_ptr<FdQueue>> create();
+    ~FdQueue();
     int fd() const { return fd_.get(); }
     void push(std::vector<std::byte> rec);  // dropped once closed
 
@@ -50,6 +51,9 @@ public:
     // never call it inside this thread's own DeferSignals scope.
     void close();
     size_t size() const;
+    // Records pushed to any queue of the process and not yet popped: readers
+    // woken that have yet to run.
+    static int64_t unread_records() noexcept;
 
 private:
     explicit FdQueue(UniqueFd fd) : fd_(std::move(fd)) {}

@@ -127,6 +127,28 @@ TEST(FdQueue, ReadableExactlyWhileNotEmpty) {
     EXPECT_EQ(q->pop(&v, sizeof v), -EAGAIN);
 }
 
+// The firmware thread's spin yields while records wait for their readers:
+// the count follows pushes, pops, a close and a queue dropped unread.
+TEST(FdQueue, UnreadRecordsCountWhatNoReaderTookYet) {
+    const int64_t base = FdQueue::unread_records();
+    auto q = nonblocking_queue();
+    q->push(record(1));
+    q->push(record(2));
+    EXPECT_EQ(FdQueue::unread_records(), base + 2);
+    uint32_t v = 0;
+    ASSERT_EQ(q->pop(&v, sizeof v), ssize_t(sizeof v));
+    EXPECT_EQ(FdQueue::unread_records(), base + 1);
+    q->close();
+    EXPECT_EQ(FdQueue::unread_records(), base);
+    q->push(record(3));  // dropped: closed
+    EXPECT_EQ(FdQueue::unread_records(), base);
+    auto dropped = nonblocking_queue();
+    dropped->push(record(4));
+    EXPECT_EQ(FdQueue::unread_records(), base + 1);
+    dropped.reset();
+    EXPECT_EQ(FdQueue::unread_records(), base);
+}
+
 TEST(FdQueue, DeferredSignalsWakeReadersWhenTheOutermostRoundEnds) {
     auto q = nonblocking_queue();
     {
