@@ -27,8 +27,7 @@ struct CommandInterface::Pending {
     bool throttled = false;
     bool started = false;
     bool forced = false;  // complete_next released it
-    bool signalled = false;  // blocking: its caller was told the time came
-    bool fw_woke = false;    // by the firmware thread (counted in callers_woken_)
+    bool signalled = false;  // blocking: its caller was told the time came (see signal())
     int64_t due = 0;
     // A blocking caller sleeps on its own condition variable, untimed, until
     // the firmware thread signals its due time (or close, complete_next, the
@@ -129,7 +128,7 @@ void CommandInterface::grant_slots(bool* wake_fw) {
         granted = true;
         if (!p->async && p->due <= p->tr.start_ns) {
             // Zero latency: done at once; its caller may already sleep.
-            p->signalled = true;
+            signal(*p);
             p->cv.notify_one();
         } else if (p->due < fw_sleep_due_) {
             // Only a due time earlier than the firmware thread's sleep target
@@ -139,6 +138,13 @@ void CommandInterface::grant_slots(bool* wake_fw) {
         }
     }
     if (granted) cv_.notify_all();  // observers (wait_running)
+}
+
+// Under mu_: p's caller is told its time came (its cv, notified by whoever
+// calls this); it counts in callers_woken_ until it runs.
+void CommandInterface::signal(Pending& p) {
+    p.signalled = true;
+    callers_woken_.fetch_add(1, std::memory_order_relaxed);
 }
 
 // Never before the due time: the modelled latency is a lower bound (the
@@ -192,7 +198,7 @@ CmdOutcome CommandInterface::run_blocking(const CmdDesc& d, CmdTiming t, CmdFn f
     grant_slots(&wake_fw);
     notify_fw_unlocked(lk, wake_fw);
     while (!closing_ && !reached(*p)) p->cv.wait(lk);
-    if (p->fw_woke) callers_woken_.fetch_sub(1, std::memory_order_relaxed);
+    if (p->signalled) callers_woken_.fetch_sub(1, std::memory_order_relaxed);
     // Hung: the kernel gave up on it (ETIMEDOUT); not reached: the device closed.
     bool timed_out = p->timing.hang && reached(*p);
     bool aborted = !reached(*p) || timed_out;
@@ -264,9 +270,7 @@ int64_t CommandInterface::collect_due_callers(std::vector<PendingPtr>& callers) 
     for (const PendingPtr& p : running_) {
         if (p->signalled) continue;
         if (!p->async && reached(*p)) {
-            p->signalled = true;
-            p->fw_woke = true;
-            callers_woken_.fetch_add(1, std::memory_order_relaxed);
+            signal(*p);
             callers.push_back(p);
             continue;
         }

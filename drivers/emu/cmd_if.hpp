@@ -105,6 +105,7 @@ private:
     void fw_loop();
     PendingPtr next_due_async();
     int64_t collect_due_callers(std::vector<PendingPtr>& callers);
+    void signal(Pending& p);
     void wake_all_locked();
 
     const Profile& profile_;
@@ -119,7 +120,7 @@ private:
     // Due time the firmware thread sleeps towards (kNever: untimed); kFwAwake
     // while it runs: it rescans before sleeping, so a new command need not wake it.
     int64_t fw_sleep_due_ = kNever;
-    std::atomic<int> callers_woken_{0};  // signalled by the firmware thread, not yet running
+    std::atomic<int> callers_woken_{0};  // blocking callers signalled, not yet running
     // When each translation lane (Timing::mtt_lanes) is free again: the
     // firmware writes the MTT/KLM of at most that many commands at once.
     std::vector<int64_t> lane_free_ns_;
