@@ -3,8 +3,10 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 
+#include "common/base/futex.hpp"
 #include "common/base/named_thread.hpp"
 #include "common/base/steady_clock.hpp"
 
@@ -22,15 +24,12 @@ unsigned WorkerPool::plan_wakes(size_t n) {
     const unsigned sleeping = idle_ - woken_;
     const unsigned k = unsigned(std::min<size_t>(n, sleeping));
     woken_ += k;
-    return k == sleeping && k > 1 ? kAll : k;
+    if (k > 0) wake_seq_.fetch_add(1, std::memory_order_relaxed);
+    return k;
 }
 
 void WorkerPool::notify(unsigned wakes) {
-    if (wakes == kAll) {
-        cv_.notify_all();  // one call wakes every sleeper
-        return;
-    }
-    for (unsigned i = 0; i < wakes; ++i) cv_.notify_one();
+    if (wakes > 0) futex_wake(wake_seq_, wakes);
 }
 
 void WorkerPool::post(std::unique_ptr<Job> job) {
@@ -92,8 +91,11 @@ void WorkerPool::loop(size_t self) {
             busy_since_[self] = 0;
             ++idle_;
             while (queue_.empty() && !stopping_) {
-                cv_.wait(lk);
-                if (woken_ > 0) --woken_;  // this notification arrived (or a spurious return)
+                const uint32_t seen = wake_seq_.load(std::memory_order_relaxed);
+                lk.unlock();
+                futex_wait(wake_seq_, seen);
+                lk.lock();
+                if (woken_ > 0) --woken_;  // this wake-up arrived (or a spurious return)
             }
             --idle_;
             if (queue_.empty()) return;  // stopping, nothing left to run
@@ -118,8 +120,9 @@ std::vector<std::unique_ptr<Job>> WorkerPool::stop() noexcept {
     {
         std::lock_guard lk(mu_);
         stopping_ = true;
+        wake_seq_.fetch_add(1, std::memory_order_relaxed);
     }
-    cv_.notify_all();
+    futex_wake(wake_seq_, UINT_MAX);
     threads_.clear();  // jthread joins
     std::vector<std::unique_ptr<Job>> left;
     std::lock_guard lk(mu_);

@@ -1,13 +1,15 @@
 // Named worker threads ("mlx5a-wk<N>") for the blocking DevX commands
 // (MODIFY/CREATE/DESTROY have no async form in rdma-core). Created once with
-// the engine, never per batch; woken through a condition variable; joined by
-// stop(). Each finished job goes to the `done` callback, on the worker.
-// Waking every sleeping worker is one notify_all; fewer, a notify_one each.
+// the engine, never per batch; joined by stop(). Each finished job goes to
+// the `done` callback, on the worker.
+// Idle workers sleep on one futex word: waking any number of them is one
+// FUTEX_WAKE call, where a condition variable takes a call per worker short
+// of waking them all.
 #pragma once
 
 #include <sched.h>
 
-#include <condition_variable>
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -55,17 +57,18 @@ public:
 
 private:
     void loop(size_t self);
-    // Under mu_: marks up to n sleeping workers woken; returns how many
-    // notifications notify() sends after the unlock (kAll: notify_all).
-    static constexpr unsigned kAll = UINT32_MAX;
+    // Under mu_: marks up to n sleeping workers woken and moves wake_seq_ on
+    // if any; returns how many notify() wakes after the unlock.
     unsigned plan_wakes(size_t n);
     void notify(unsigned wakes);
 
     RunFn run_;
     std::mutex mu_;  // protects queue_, stopping_, idle_, woken_, busy_since_
-    std::condition_variable cv_;  // idle workers wait here, under mu_
+    // Written under mu_ (a wake-up or the stop), read by a worker under mu_
+    // before it sleeps on it: a change after that read fails its wait.
+    std::atomic<uint32_t> wake_seq_{0};
     bool stopping_ = false;  // under mu_
-    unsigned idle_ = 0;      // under mu_: workers waiting on cv_
+    unsigned idle_ = 0;      // under mu_: workers waiting on wake_seq_
     unsigned woken_ = 0;     // under mu_: of those, notified and not yet running
     std::vector<int64_t> busy_since_;  // under mu_: per worker, steady ns its job began; 0 idle
     std::deque<std::unique_ptr<Job>> queue_;

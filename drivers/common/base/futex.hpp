@@ -1,0 +1,37 @@
+// A futex on a 32-bit atomic word, for sleepers that several wakers reach
+// with one system call: a condition variable wakes one thread per call, or
+// all of them, and on one CPU each woken thread preempts the waker before
+// its next call. The bitset forms let one call wake exactly the sleepers
+// whose bits it names.
+#pragma once
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <climits>
+#include <cstdint>
+
+namespace mlx5async {
+
+// Every sleeper's bits match.
+inline constexpr uint32_t kFutexAnyBit = FUTEX_BITSET_MATCH_ANY;
+
+// Sleeps while `word` holds `seen` (returns at once if it no longer does,
+// and on any wake naming one of `bits`). The caller re-checks its condition.
+inline void futex_wait(std::atomic<uint32_t>& word, uint32_t seen, uint32_t bits = kFutexAnyBit) noexcept {
+    static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t));
+    (void)syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAIT_BITSET_PRIVATE, seen,
+                  nullptr, nullptr, bits);
+}
+
+// Wakes up to `n` sleepers on `word` whose bits meet `bits`.
+inline void futex_wake(std::atomic<uint32_t>& word, unsigned n, uint32_t bits = kFutexAnyBit) noexcept {
+    if (n == 0 || bits == 0) return;
+    (void)syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAKE_BITSET_PRIVATE,
+                  int(std::min<unsigned>(n, INT_MAX)), nullptr, nullptr, bits);
+}
+
+}  // namespace mlx5async
