@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <optional>
 
+#include "common/base/futex.hpp"
 #include "common/base/named_thread.hpp"
 #include "common/prm/opcodes.hpp"
 #include "common/prm/status.hpp"
@@ -29,10 +31,11 @@ struct CommandInterface::Pending {
     bool forced = false;  // complete_next released it
     bool signalled = false;  // blocking: its caller was told the time came (see signal())
     int64_t due = 0;
-    // A blocking caller sleeps on its own condition variable, untimed, until
-    // the firmware thread signals its due time (or close, complete_next, the
-    // manual clock): the device has one timed sleeper, not one per command.
-    std::condition_variable cv;
+    // A blocking caller sleeps untimed on callers_word_, woken by its bit,
+    // until the firmware thread signals its due time (or close,
+    // complete_next, the manual clock): the device has one timed sleeper,
+    // not one per command, and it wakes every caller due with one call.
+    uint32_t wake_bit = kFutexAnyBit;
     TraceEntry tr;
 };
 
@@ -129,7 +132,7 @@ void CommandInterface::grant_slots(bool* wake_fw) {
         if (!p->async && p->due <= p->tr.start_ns) {
             // Zero latency: done at once; its caller may already sleep.
             signal(*p);
-            p->cv.notify_one();
+            futex_wake(callers_word_, UINT_MAX, p->wake_bit);
         } else if (p->due < fw_sleep_due_) {
             // Only a due time earlier than the firmware thread's sleep target
             // needs it awake: a wake-up per command costs a context switch each.
@@ -140,11 +143,35 @@ void CommandInterface::grant_slots(bool* wake_fw) {
     if (granted) cv_.notify_all();  // observers (wait_running)
 }
 
-// Under mu_: p's caller is told its time came (its cv, notified by whoever
+// Under mu_: p's caller is told its time came (woken by its bit, by whoever
 // calls this); it counts in callers_woken_ until it runs.
 void CommandInterface::signal(Pending& p) {
     p.signalled = true;
     callers_woken_.fetch_add(1, std::memory_order_relaxed);
+    callers_word_.fetch_add(1, std::memory_order_relaxed);
+}
+
+// Under mu_: a bit of its own for a blocking caller's sleep while one is
+// free (the 32 bits cover the command slots of a ConnectX); else every bit,
+// and any wake-up makes it look again.
+uint32_t CommandInterface::take_caller_bit() {
+    if (caller_bits_free_ == 0) return kFutexAnyBit;
+    const uint32_t bit = caller_bits_free_ & (~caller_bits_free_ + 1);  // the lowest
+    caller_bits_free_ &= ~bit;
+    return bit;
+}
+
+void CommandInterface::give_caller_bit(uint32_t bit) {
+    if (bit != kFutexAnyBit) caller_bits_free_ |= bit;
+}
+
+// Under mu_ (held again on return): sleeps until a wake-up names p's bit,
+// or callers_word_ moved on since it was read here.
+void CommandInterface::wait_signalled(std::unique_lock<std::mutex>& lk, const Pending& p) {
+    const uint32_t seen = callers_word_.load(std::memory_order_relaxed);
+    lk.unlock();
+    futex_wait(callers_word_, seen, p.wake_bit);
+    lk.lock();
 }
 
 // Never before the due time: the modelled latency is a lower bound (the
@@ -193,11 +220,12 @@ CmdOutcome CommandInterface::run_blocking(const CmdDesc& d, CmdTiming t, CmdFn f
         --throttle_free_;
         counters_.peak_inflight = std::max(counters_.peak_inflight, ++inflight_);
     }
+    p->wake_bit = take_caller_bit();
     slot_queue_.push_back(p);
     bool wake_fw = false;
     grant_slots(&wake_fw);
     notify_fw_unlocked(lk, wake_fw);
-    while (!closing_ && !reached(*p)) p->cv.wait(lk);
+    while (!closing_ && !reached(*p)) wait_signalled(lk, *p);
     if (p->signalled) callers_woken_.fetch_sub(1, std::memory_order_relaxed);
     // Hung: the kernel gave up on it (ETIMEDOUT); not reached: the device closed.
     bool timed_out = p->timing.hang && reached(*p);
@@ -208,6 +236,7 @@ CmdOutcome CommandInterface::run_blocking(const CmdDesc& d, CmdTiming t, CmdFn f
     lk.lock();
     wake_fw = false;
     finish(*p, o, &wake_fw);
+    give_caller_bit(p->wake_bit);
     notify_fw_unlocked(lk, wake_fw);
     return o;
 }
@@ -262,16 +291,16 @@ CommandInterface::PendingPtr CommandInterface::next_due_async() {
     return nullptr;
 }
 
-// Under mu_: the blocking commands whose time has come, not yet told, go to
-// `callers` (signalled after the unlock); returns the earliest due time of
-// the running commands still to come.
-int64_t CommandInterface::collect_due_callers(std::vector<PendingPtr>& callers) {
+// Under mu_: signals the blocking commands whose time has come, not yet
+// told; their bits go to `bits` (woken after the unlock). Returns the
+// earliest due time of the running commands still to come.
+int64_t CommandInterface::collect_due_callers(uint32_t& bits) {
     int64_t next_due = kNever;
     for (const PendingPtr& p : running_) {
         if (p->signalled) continue;
         if (!p->async && reached(*p)) {
             signal(*p);
-            callers.push_back(p);
+            bits |= p->wake_bit;
             continue;
         }
         next_due = std::min(next_due, p->due);
@@ -285,10 +314,10 @@ void CommandInterface::fw_loop() {
     std::unique_lock lk(mu_);
     fw_sleep_due_ = kFwAwake;
     // Every command due is completed before the readers of their completions
-    // and the blocking callers are woken (once each): a thread woken per
-    // command would, on this CPU, preempt this one between two of them.
+    // and the blocking callers are woken (all callers with one call): a
+    // thread woken per command would, on this CPU, preempt this one between
+    // two of them.
     std::optional<FdQueue::DeferSignals> round;
-    std::vector<PendingPtr> callers;
     while (true) {
         if (PendingPtr p = next_due_async()) {
             if (!round) round.emplace();
@@ -299,12 +328,12 @@ void CommandInterface::fw_loop() {
             finish(*p, o, nullptr);  // this thread is awake: nothing to wake
             continue;
         }
-        const int64_t next_due = collect_due_callers(callers);
-        if (round || !callers.empty()) {
+        uint32_t caller_bits = 0;
+        const int64_t next_due = collect_due_callers(caller_bits);
+        if (round || caller_bits) {
             lk.unlock();
             round.reset();  // wakes the readers
-            for (const PendingPtr& c : callers) c->cv.notify_one();
-            callers.clear();
+            futex_wake(callers_word_, UINT_MAX, caller_bits);
             lk.lock();
             continue;  // more may have come due meanwhile
         }
@@ -342,9 +371,14 @@ size_t CommandInterface::complete_next(size_t n) {
         return a->due != b->due ? a->due < b->due : a->tr.seq < b->tr.seq;
     });
     size_t count = std::min(n, v.size());
+    uint32_t bits = 0;
     for (size_t i = 0; i < count; ++i) {
         v[i]->forced = true;
-        v[i]->cv.notify_one();
+        if (!v[i]->async) bits |= v[i]->wake_bit;
+    }
+    if (bits) {
+        callers_word_.fetch_add(1, std::memory_order_relaxed);
+        futex_wake(callers_word_, UINT_MAX, bits);
     }
     if (count) fw_cv_.notify_one();
     return count;
@@ -372,8 +406,8 @@ void CommandInterface::wake() {
 
 // Under mu_: every waiter re-checks (close, manual clock moved).
 void CommandInterface::wake_all_locked() {
-    for (const PendingPtr& p : running_) p->cv.notify_one();
-    for (const PendingPtr& p : slot_queue_) p->cv.notify_one();
+    callers_word_.fetch_add(1, std::memory_order_relaxed);
+    futex_wake(callers_word_, UINT_MAX);  // blocking callers, running or queued
     throttle_cv_.notify_all();
     fw_cv_.notify_all();
     cv_.notify_all();

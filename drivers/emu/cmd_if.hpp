@@ -104,8 +104,11 @@ private:
     void notify_fw_unlocked(std::unique_lock<std::mutex>& lk, bool wake_fw);
     void fw_loop();
     PendingPtr next_due_async();
-    int64_t collect_due_callers(std::vector<PendingPtr>& callers);
+    int64_t collect_due_callers(uint32_t& bits);
     void signal(Pending& p);
+    uint32_t take_caller_bit();
+    void give_caller_bit(uint32_t bit);
+    void wait_signalled(std::unique_lock<std::mutex>& lk, const Pending& p);
     void wake_all_locked();
 
     const Profile& profile_;
@@ -121,6 +124,11 @@ private:
     // while it runs: it rescans before sleeping, so a new command need not wake it.
     int64_t fw_sleep_due_ = kNever;
     std::atomic<int> callers_woken_{0};  // blocking callers signalled, not yet running
+    // Blocking callers sleep on it (futex.hpp), each with its bit; moved on
+    // under mu_ by whatever may end a caller's wait (signal, complete_next,
+    // close, the manual clock), which then wakes the callers' bits.
+    std::atomic<uint32_t> callers_word_{0};
+    uint32_t caller_bits_free_ = UINT32_MAX;  // bits no blocking caller holds
     // When each translation lane (Timing::mtt_lanes) is free again: the
     // firmware writes the MTT/KLM of at most that many commands at once.
     std::vector<int64_t> lane_free_ns_;

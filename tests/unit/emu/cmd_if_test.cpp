@@ -176,6 +176,39 @@ TEST_F(CmdIf, SlotsBoundNonThrottledCommands) {
     EXPECT_EQ(dev_->counters().peak_inflight, 0u);  // QUERY_HCA_CAP is not throttled
 }
 
+// 40 blocking callers share the 32 wake-up bits of their sleep: each still
+// completes when released, and only then.
+TEST_F(CmdIf, MoreBlockingCallersThanWakeBitsCompleteOnlyWhenReleased) {
+    close_all();
+    open_device(std::string("cx7,clock=manual,cmd_slots=40,max_inflight=2,") + kZeroLatency);
+    FaultRule hold;  // QUERY_HCA_CAP takes 1 ms of (manual) time
+    hold.match.opcode = uint16_t(prm::Opcode::QUERY_HCA_CAP);
+    hold.action = FaultAction::Delay;
+    hold.extra_ns = 1'000'000;
+    dev_->faults().add(hold);
+    constexpr int kCallers = 40;
+    std::vector<std::jthread> threads;
+    std::atomic<int> ok{0};
+    for (int i = 0; i < kCallers; ++i)
+        threads.emplace_back([&] {
+            std::vector<std::byte> in(prm::kQueryHcaCapInBytes), out(prm::kQueryHcaCapOutBytes);
+            prm::encode_query_hca_cap(prm::cap_op_mod(prm::kCapTypeGeneral), in);
+            if (A.general_cmd(ctx_, in.data(), in.size(), out.data(), out.size()) == 0) ++ok;
+        });
+    const uint64_t base = dev_->counters().completed;
+    ASSERT_TRUE(dev_->wait_running(kCallers, kDeadline));
+    for (int done = 0; done < kCallers;) {
+        const int n = std::min(3, kCallers - done);
+        ASSERT_EQ(dev_->complete_next(size_t(n)), size_t(n));
+        done += n;
+        ASSERT_TRUE(dev_->wait_completed(base + uint64_t(done), kDeadline));
+        EXPECT_EQ(dev_->counters().completed, base + uint64_t(done));  // none unreleased
+    }
+    threads.clear();
+    EXPECT_EQ(ok.load(), kCallers);
+    EXPECT_EQ(dev_->counters().peak_slots, uint32_t(kCallers));
+}
+
 TEST_F(CmdIf, TraceRecordsEachCommand) {
     Vq vq = virtq_in_state(VirtqState::INIT);
     dev_->clear_trace();
