@@ -31,6 +31,27 @@ protected:
         return in;
     }
 
+    // QUERY_HCA_CAP (not throttled) takes 1 ms of (manual) time.
+    void hold_hca_caps() {
+        FaultRule hold;
+        hold.match.opcode = uint16_t(prm::Opcode::QUERY_HCA_CAP);
+        hold.action = FaultAction::Delay;
+        hold.extra_ns = 1'000'000;
+        dev_->faults().add(hold);
+    }
+
+    // Blocking QUERY_HCA_CAPs from `threads` threads, one each.
+    std::vector<std::jthread> blocking_hca_caps(int threads, std::atomic<int>& ok) {
+        std::vector<std::jthread> v;
+        for (int i = 0; i < threads; ++i)
+            v.emplace_back([this, &ok] {
+                std::vector<std::byte> in(prm::kQueryHcaCapInBytes), out(prm::kQueryHcaCapOutBytes);
+                prm::encode_query_hca_cap(prm::cap_op_mod(prm::kCapTypeGeneral), in);
+                if (A.general_cmd(ctx_, in.data(), in.size(), out.data(), out.size()) == 0) ++ok;
+            });
+        return v;
+    }
+
     // Blocking queries from `threads` threads, one each.
     std::vector<std::jthread> blocking_queries(const Vq& vq, int threads, std::atomic<int>& ok) {
         std::vector<std::jthread> v;
@@ -149,19 +170,9 @@ TEST_F(CmdIf, EveryAsyncQueryCompletesExactlyOnce) {
 TEST_F(CmdIf, SlotsBoundNonThrottledCommands) {
     close_all();
     open_device(std::string("cx7,clock=manual,cmd_slots=4,max_inflight=2,") + kZeroLatency);
-    FaultRule hold;  // QUERY_HCA_CAP takes 1 ms of (manual) time
-    hold.match.opcode = uint16_t(prm::Opcode::QUERY_HCA_CAP);
-    hold.action = FaultAction::Delay;
-    hold.extra_ns = 1'000'000;
-    dev_->faults().add(hold);
-    std::vector<std::jthread> threads;
+    hold_hca_caps();
     std::atomic<int> ok{0};
-    for (int i = 0; i < 10; ++i)
-        threads.emplace_back([&] {
-            std::vector<std::byte> in(prm::kQueryHcaCapInBytes), out(prm::kQueryHcaCapOutBytes);
-            prm::encode_query_hca_cap(prm::cap_op_mod(prm::kCapTypeGeneral), in);
-            if (A.general_cmd(ctx_, in.data(), in.size(), out.data(), out.size()) == 0) ++ok;
-        });
+    auto threads = blocking_hca_caps(10, ok);
     uint64_t base = dev_->counters().completed;
     for (int done = 0; done < 10;) {
         int wave = std::min(4, 10 - done);
@@ -181,20 +192,10 @@ TEST_F(CmdIf, SlotsBoundNonThrottledCommands) {
 TEST_F(CmdIf, MoreBlockingCallersThanWakeBitsCompleteOnlyWhenReleased) {
     close_all();
     open_device(std::string("cx7,clock=manual,cmd_slots=40,max_inflight=2,") + kZeroLatency);
-    FaultRule hold;  // QUERY_HCA_CAP takes 1 ms of (manual) time
-    hold.match.opcode = uint16_t(prm::Opcode::QUERY_HCA_CAP);
-    hold.action = FaultAction::Delay;
-    hold.extra_ns = 1'000'000;
-    dev_->faults().add(hold);
+    hold_hca_caps();
     constexpr int kCallers = 40;
-    std::vector<std::jthread> threads;
     std::atomic<int> ok{0};
-    for (int i = 0; i < kCallers; ++i)
-        threads.emplace_back([&] {
-            std::vector<std::byte> in(prm::kQueryHcaCapInBytes), out(prm::kQueryHcaCapOutBytes);
-            prm::encode_query_hca_cap(prm::cap_op_mod(prm::kCapTypeGeneral), in);
-            if (A.general_cmd(ctx_, in.data(), in.size(), out.data(), out.size()) == 0) ++ok;
-        });
+    auto threads = blocking_hca_caps(kCallers, ok);
     const uint64_t base = dev_->counters().completed;
     ASSERT_TRUE(dev_->wait_running(kCallers, kDeadline));
     for (int done = 0; done < kCallers;) {
