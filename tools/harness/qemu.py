@@ -182,7 +182,8 @@ class Vm(Proc):
     def _vcpu_report(self):
         """The run state and where the vCPUs are, sampled twice a second
         apart: a guest that is halted or stuck at one instruction, told from
-        one that runs and prints nothing. For failure reports only: a
+        one that runs and prints nothing; then CPU 0's APIC timer and
+        pending interrupts. For failure reports only: a
         monitor that does not answer within 5 s is reported as such."""
         if not self.alive():
             return ""
@@ -196,7 +197,12 @@ class Vm(Proc):
             first, t0 = cpus(), time.monotonic()
             until(time.monotonic, lambda t: t - t0 >= 1, 5, "a second to pass")
             later = cpus()
-            return f"\nQEMU run state: {status}\nvCPUs: {first}\nvCPUs 1 s later: {later}"
+            # A halted guest that never wakes: is its timer armed, an
+            # interrupt pending (IRR) or in service (ISR)?
+            lapic = q.cmd("human-monitor-command", **{"command-line": "info lapic"})
+            timer = "\n".join(l for l in lapic.splitlines() if re.match(r"(LVTT|Timer|ISR|IRR)\b", l))
+            return (f"\nQEMU run state: {status}\nvCPUs: {first}\nvCPUs 1 s later: {later}"
+                    f"\nCPU 0's local APIC:\n{timer}")
         except (QmpError, OSError, AssertionError) as e:
             return f"\nQEMU monitor: no answer ({e})"
         finally:
