@@ -165,14 +165,6 @@ void CommandInterface::give_caller_bit(uint32_t bit) {
     if (bit != kFutexAnyBit) caller_bits_free_ |= bit;
 }
 
-// Under mu_ (held again on return): sleeps until a wake-up names p's bit,
-// or callers_word_ moved on since it was read here.
-void CommandInterface::wait_signalled(std::unique_lock<std::mutex>& lk, const Pending& p) {
-    const uint32_t seen = callers_word_.load(std::memory_order_relaxed);
-    lk.unlock();
-    futex_wait(callers_word_, seen, p.wake_bit);
-    lk.lock();
-}
 
 // Never before the due time: the modelled latency is a lower bound (the
 // firmware thread's wait aims to be awake at it, never to count early).
@@ -225,7 +217,7 @@ CmdOutcome CommandInterface::run_blocking(const CmdDesc& d, CmdTiming t, CmdFn f
     bool wake_fw = false;
     grant_slots(&wake_fw);
     notify_fw_unlocked(lk, wake_fw);
-    while (!closing_ && !reached(*p)) wait_signalled(lk, *p);
+    while (!closing_ && !reached(*p)) futex_wait_unlocked(lk, callers_word_, p->wake_bit);
     if (p->signalled) callers_woken_.fetch_sub(1, std::memory_order_relaxed);
     // Hung: the kernel gave up on it (ETIMEDOUT); not reached: the device closed.
     bool timed_out = p->timing.hang && reached(*p);

@@ -108,7 +108,6 @@ private:
     void signal(Pending& p);
     uint32_t take_caller_bit();
     void give_caller_bit(uint32_t bit);
-    void wait_signalled(std::unique_lock<std::mutex>& lk, const Pending& p);
     void wake_all_locked();
 
     const Profile& profile_;

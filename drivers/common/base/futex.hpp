@@ -13,6 +13,7 @@
 #include <atomic>
 #include <climits>
 #include <cstdint>
+#include <mutex>
 
 namespace mlx5async {
 
@@ -25,6 +26,16 @@ inline void futex_wait(std::atomic<uint32_t>& word, uint32_t seen, uint32_t bits
     static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t));
     (void)syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAIT_BITSET_PRIVATE, seen,
                   nullptr, nullptr, bits);
+}
+
+// Under `lk` (held again on return): sleeps on `word` as it reads under the
+// lock, so that a waker who moves it on under the same lock is never missed.
+inline void futex_wait_unlocked(std::unique_lock<std::mutex>& lk, std::atomic<uint32_t>& word,
+                                uint32_t bits = kFutexAnyBit) noexcept {
+    const uint32_t seen = word.load(std::memory_order_relaxed);
+    lk.unlock();
+    futex_wait(word, seen, bits);
+    lk.lock();
 }
 
 // Wakes up to `n` sleepers on `word` whose bits meet `bits`.

@@ -91,10 +91,7 @@ void WorkerPool::loop(size_t self) {
             busy_since_[self] = 0;
             ++idle_;
             while (queue_.empty() && !stopping_) {
-                const uint32_t seen = wake_seq_.load(std::memory_order_relaxed);
-                lk.unlock();
-                futex_wait(wake_seq_, seen);
-                lk.lock();
+                futex_wait_unlocked(lk, wake_seq_);
                 if (woken_ > 0) --woken_;  // this wake-up arrived (or a spurious return)
             }
             --idle_;
