@@ -147,21 +147,37 @@ TEST(StartTwo, DevicesStartSideBySide) {
     EXPECT_LT(at(a, LedgerPhase::StartRequested), at(b, LedgerPhase::AllReady));
 }
 
-// The frontend leaves (dev_cleanup) while its start is queued or running:
-// the start gives up (superseded, or abandoned with what it had not issued)
-// and the cleanup leaves the device as before the start: no mkey, no umem
-// of guest memory, no virtq running.
+// The frontend leaves (dev_cleanup) while one start runs (its memory key
+// held by a manual clock) and another is queued: the running one is
+// abandoned with what it had not issued, the queued one is superseded, and
+// the cleanup leaves the device as before the starts: no mkey, no umem of
+// guest memory, no virtq running.
 TEST_F(Start, AFrontendLeavingWhileItsStartIsQueuedLeavesNothing) {
-    emu_extra = ",modify_us=50000";
+    emu_extra = ",clock=manual,mkey_us=1000";
     open("cx7", 2);
     const auto base = emu_dev().object_counts();
     enable_all(4);
-    Done d;
-    ASSERT_TRUE(dev->start(guest_in_ram(4), d.fn()));
-    dev->cleanup();  // posted behind the start: waits for it
-    auto r = d.wait();
-    ASSERT_FALSE(r);
-    EXPECT_EQ(r.error().code, Errc::Cancelled) << r.error().what;
+    Done running, queued;
+    ASSERT_TRUE(dev->start(guest_in_ram(4), running.fn()));
+    ASSERT_TRUE(emu_dev().wait_running(1, 20s));  // the memory key, due when the test moves time
+    ASSERT_TRUE(dev->start(guest_in_ram(4), queued.fn()));
+    std::atomic<bool> left{false};
+    std::thread leaver([&] {
+        dev->cleanup();  // posted behind both starts: waits for them
+        left = true;
+    });
+    // The cleanup is queued once it has abandoned the running start.
+    ASSERT_TRUE(eventually([&] { return dev->backlog() >= 3; }));
+    while (!left) {
+        emu_dev().advance_clock(1ms);
+        std::this_thread::yield();
+    }
+    leaver.join();
+    for (Done* d : {&running, &queued}) {
+        auto r = d->wait();
+        ASSERT_FALSE(r);
+        EXPECT_EQ(r.error().code, Errc::Cancelled) << r.error().what;
+    }
     const auto c = emu_dev().object_counts();
     EXPECT_EQ(c.mkeys, 0u);
     EXPECT_EQ(c.umems, base.umems);

@@ -59,6 +59,13 @@ Result<void> Device::Impl::refuse(const GuestConfig& g) const {
 
 namespace {
 
+// A stop's view of a start: it abandons what the start has not issued yet.
+struct AbandonableStart {
+    explicit AbandonableStart(Commands& c) : cmds(c) { cmds.begin_abandonable(); }
+    ~AbandonableStart() { cmds.end_abandonable(); }
+    Commands& cmds;
+};
+
 // The start job: the guest's snapshot (its fds owned by the job), run on
 // the strand; its result to `done` and, when it failed, to the ledger.
 auto post_start(Device::Impl& d, const GuestConfig& g, Device::StartDone done) {
@@ -72,11 +79,15 @@ auto post_start(Device::Impl& d, const GuestConfig& g, Device::StartDone done) {
     const uint64_t stops = d.stops.load();
     return d.strand->post([&d, snap = std::move(snap), owned, done = std::move(done), seq, stops]() {
         // A stop posted since (dev_close, dev_cleanup) supersedes the start:
-        // its rings hand back vhost's indexes, as never started.
-        Result<void> r = d.stops.load() == stops
-                             ? d.configure(snap, seq)
-                             : d.skip_start(snap, "start superseded: the frontend stopped the device "
-                                                  "before it ran");
+        // its rings hand back vhost's indexes, as never started. Abandonable
+        // before the check: a stop requested after the check abandons it.
+        Result<void> r = [&] {
+            AbandonableStart abandonable(*d.cmds);
+            return d.stops.load() == stops
+                       ? d.configure(snap, seq)
+                       : d.skip_start(snap, "start superseded: the frontend stopped the device "
+                                            "before it ran");
+        }();
         if (!r) d.ledger.start_failed(seq, to_errno(r.error()), prm::describe(r.error()));
         d.publish();
         if (done) done(r);
@@ -94,7 +105,10 @@ Result<void> Device::start(const GuestConfig& g, StartDone done) {
 
 Result<void> Device::configure(const GuestConfig& g) {
     MLX5A_CHECK(impl_->refuse(g));
-    if (impl_->strand->on_strand()) return impl_->configure(g, impl_->ledger.snapshot().start_seq);
+    if (impl_->strand->on_strand()) {
+        AbandonableStart abandonable(*impl_->cmds);
+        return impl_->configure(g, impl_->ledger.snapshot().start_seq);
+    }
     return post_start(*impl_, g, {}).wait();
 }
 
@@ -117,15 +131,7 @@ Result<void> Device::Impl::skip_start(const GuestConfig& g, const char* why) {
     return fail(Errc::Cancelled, why);
 }
 
-// A stop's view of a start: it abandons what the start has not issued yet.
-struct AbandonableStart {
-    explicit AbandonableStart(Commands& c) : cmds(c) { cmds.begin_abandonable(); }
-    ~AbandonableStart() { cmds.end_abandonable(); }
-    Commands& cmds;
-};
-
 Result<void> Device::Impl::configure(const GuestConfig& g, uint64_t seq) {
-    AbandonableStart abandonable(*cmds);
     Result<void> known = reconcile();
     begin_session(g);
     // A device that logs must log every page it may write.
