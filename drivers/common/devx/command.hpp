@@ -4,6 +4,7 @@
 // submission order.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -59,20 +60,33 @@ struct Command {
     // umem, a QP its CQ, a QP transition its QP and the peer's) runs on one
     // worker, with no round trip through its caller: these are filled when
     // the step is issued, from the steps (index in the entry) before it.
-    // Fields of `in` that take an earlier step's Made::id (its low bits).
+    // Fields of `in` that take an earlier step's Made::id (its low bits):
+    // of this chain, or of entry `entry` of the batch (an earlier one, which
+    // the engine then waits for as if it were in Entry::after).
     struct IdFrom {
         prm::Field field;
         uint16_t step = 0;
+        int32_t entry = -1;  // -1: this chain
     };
     std::vector<IdFrom> ids_from;
     // A MODIFY of the object an earlier step created (its index; -1: none):
     // `obj` and `obj_id` are that step's.
     int obj_from = -1;
     bool binds() const noexcept { return !ids_from.empty() || obj_from >= 0; }
+    // Fills and drops the ids_from of other entries; `made(entry, step)`.
+    template <typename MadeOf>
+    void bind_entries(MadeOf made) {
+        std::erase_if(ids_from, [&](const IdFrom& f) {
+            if (f.entry < 0) return false;
+            set_id(f.field, made(size_t(f.entry), size_t(f.step)).id);
+            return true;
+        });
+    }
     // Fills ids_from and obj_from; `made(step)` is what that step made.
     template <typename MadeOf>
     void bind(MadeOf made) {
-        for (const IdFrom& f : ids_from) set_id(f.field, made(size_t(f.step)).id);
+        for (const IdFrom& f : ids_from)
+            if (f.entry < 0) set_id(f.field, made(size_t(f.step)).id);
         if (obj_from >= 0) {
             const Made m = made(size_t(obj_from));
             obj = m.obj;
@@ -117,9 +131,14 @@ private:
 
 // A chain of steps on one queue: step k+1 is issued only after step k
 // completed successfully; a failing step cancels the rest of its chain only.
+// An entry may wait for earlier entries of its batch (`after`, and those
+// its steps' ids_from name): its first step is issued once each of them
+// ended with every step Done; when one did not, it is Cancelled, never
+// issued. An entry naming itself or a later one fails (EINVAL), unissued.
 struct Entry {
     int queue = -1;
     std::vector<Command> steps;
+    std::vector<uint32_t> after;
 };
 
 class Batch {

@@ -267,7 +267,7 @@ void Engine::Impl::hand_back(std::unique_ptr<Job> job, bool quiet) noexcept {
         bool wake = true;  // a returned batch (drain() waits) or the threads strategy
         if (job->skip_if_stale && job->gen == live_gen.load(std::memory_order_relaxed)) {
             bool last = --live_jobs == 0;  // the loop must see the batch end
-            wake = last || loop_waiting || !quiet;
+            wake = last || loop_waiting || !quiet || job->others_wait;
         }
         done.push_back(std::move(job));
         if (wake) write = work_signal.arm_locked();  // one pending wake-up takes the whole list

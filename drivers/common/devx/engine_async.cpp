@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/base/log_sink.hpp"
+#include "dependencies.hpp"
 #include "engine_impl.hpp"
 
 namespace mlx5async::devx {
@@ -38,7 +39,8 @@ public:
     AsyncRun(Engine::Impl& m, Batch& b, BatchResult& res)
         : m_(m), entries_(b.entries()), res_(res), gen_(++m.gen), next_(entries_.size(), 0),
           issued_at_(entries_.size()), in_flight_(entries_.size(), false),
-          at_worker_(entries_.size(), false), job_of_(entries_.size(), nullptr), open_(entries_.size(), false) {}
+          at_worker_(entries_.size(), false), job_of_(entries_.size(), nullptr), open_(entries_.size(), false),
+          deps_(b, res) {}
 
     void run(Clock::time_point deadline);
 
@@ -58,6 +60,7 @@ private:
     void expire(StepState why);
     void cut_now();
     void cancel(uint32_t e);
+    void ended(uint32_t e, bool ok);
     void arm_timer(Clock::time_point deadline, bool on);
     static void arm_at(UniqueFd& fd, Clock::time_point t);
     static void disarm(UniqueFd& fd);
@@ -74,6 +77,8 @@ private:
     std::vector<Job*> job_of_;     // that job (alive until the loop takes it back)
     std::vector<bool> open_;
     size_t open_count_ = 0;
+    Dependencies deps_;  // entries that wait for others of the batch
+    std::vector<uint32_t> released_, cancelled_;  // deps_.ended()'s, reused
     size_t query_outlen_ = 0;     // largest QUERY output of the batch
     std::deque<uint32_t> ready_;  // waiting for admission; continuations first
     std::vector<uint32_t> busy_;  // async QUERY refused (EBUSY): retry after a completion
@@ -92,7 +97,7 @@ private:
 
 void AsyncRun::start() {
     for (uint32_t e = 0; e < entries_.size(); ++e) {
-        if (entries_[e].steps.empty()) continue;
+        if (entries_[e].steps.empty() || deps_.settled(e)) continue;
         open_[e] = true;
         ++open_count_;
         for (const Command& c : entries_[e].steps)
@@ -103,7 +108,7 @@ void AsyncRun::start() {
     // the commands queued behind it that need a slot only.
     for (bool throttled : {false, true})
         for (uint32_t e = 0; e < entries_.size(); ++e) {
-            if (!open_[e]) continue;
+            if (!open_[e] || deps_.waits(e)) continue;
             if (m_.opt.unthrottled_first ? entries_[e].steps[0].throttled() == throttled : throttled)
                 ready_.push_back(e);  // without the switch: batch order, in the second pass
         }
@@ -298,6 +303,7 @@ void AsyncRun::post_blocking(uint32_t e, bool slot_held) {
     for (; k < steps.size() && steps[k].kind != CmdKind::Destroy; ++k)
         job->steps.push_back(std::move(steps[k]));
     job->more_after = k < steps.size();
+    job->others_wait = !job->more_after && deps_.has_dependents(e);
     in_flight_[e] = true;
     at_worker_[e] = true;
     job_of_[e] = job.get();
@@ -323,7 +329,25 @@ bool AsyncRun::record(uint32_t e, StepResult r) {
     if (!ok) close_chain(entries_[e].steps, res_.entries[e].steps, k + 1, StepState::Cancelled);
     open_[e] = false;
     --open_count_;
+    ended(e, ok);
     return false;
+}
+
+// Entry e closed: the entries waiting for it are queued or, when it did
+// not end with every step Done (or nothing more is issued), cancelled.
+void AsyncRun::ended(uint32_t e, bool ok) {
+    released_.clear();
+    cancelled_.clear();
+    deps_.ended(e, ok, released_, cancelled_);
+    for (uint32_t x : cancelled_)
+        if (open_[x]) {
+            open_[x] = false;
+            --open_count_;
+        }
+    for (uint32_t x : released_) {
+        if (cut_) cancel(x);
+        else ready_.push_back(x);
+    }
 }
 
 void AsyncRun::complete(uint32_t e, StepResult r) {
@@ -475,6 +499,9 @@ void AsyncRun::expire(StepState why) {
     }
     for (uint32_t e : ready_)  // no admission came for them
         if (next_[e] < res_.entries[e].steps.size()) res_.entries[e].steps[next_[e]].never_issued = true;
+    for (uint32_t e = 0; e < entries_.size(); ++e)  // nor the entries they would have released
+        if (deps_.waits(e) && !deps_.settled(e) && !entries_[e].steps.empty())
+            res_.entries[e].steps[0].never_issued = true;
     open_count_ = 0;
     ready_.clear();
     busy_.clear();
@@ -487,6 +514,7 @@ void AsyncRun::cancel(uint32_t e) {
     cancel_unissued(entries_[e].steps, res_.entries[e].steps, next_[e]);
     open_[e] = false;
     --open_count_;
+    ended(e, false);
 }
 
 // Engine::cut_short: the entries waiting for admission, for an EBUSY retry
@@ -497,6 +525,8 @@ void AsyncRun::cut_now() {
     for (uint32_t e : busy_) cancel(e);
     ready_.clear();
     busy_.clear();
+    for (uint32_t e = 0; e < entries_.size(); ++e)
+        if (open_[e] && deps_.waits(e)) cancel(e);
     for (uint32_t e = 0; e < entries_.size(); ++e) {
         if (!open_[e] || !at_worker_[e] || !job_of_[e] || job_of_[e]->first_step != next_[e]) continue;
         uint8_t waiting = Job::kWaiting;

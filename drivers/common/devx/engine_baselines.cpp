@@ -4,8 +4,10 @@
 //   one blocking command at a time, QUERY blocking too;
 // - threads: DPDK's max_conf_threads: T threads each running whole chains with
 //   blocking calls, the caller noticing completion by polling.
+#include <algorithm>
 #include <thread>
 
+#include "dependencies.hpp"
 #include "engine_impl.hpp"
 
 namespace mlx5async::devx {
@@ -16,10 +18,15 @@ BatchResult Engine::Impl::run_sequential(Batch&& b, Clock::time_point deadline) 
     slots.reset_peak();
     EngineStats d;
     auto& entries = b.entries();
-    for (size_t e = 0; e < entries.size(); ++e) {
+    Dependencies deps(b, res);
+    std::vector<uint32_t> released, cancelled;  // in batch order: nothing to do with them
+    for (uint32_t e = 0; e < entries.size(); ++e) {
+        if (deps.settled(e)) continue;
         auto& steps = entries[e].steps;
         auto& results = res.entries[e].steps;
+        bool ok = true;
         for (size_t k = 0; k < steps.size(); ++k) {
+            ok = false;
             if (cut.load()) {
                 cancel_unissued(steps, results, k);
                 break;
@@ -41,7 +48,9 @@ BatchResult Engine::Impl::run_sequential(Batch&& b, Clock::time_point deadline) 
                 close_chain(steps, results, k + 1, StepState::Cancelled);
                 break;
             }
+            ok = true;
         }
+        deps.ended(e, ok, released, cancelled);
     }
     res.peak_inflight = throttle.peak();
     res.peak_slots = slots.peak();
@@ -85,36 +94,59 @@ BatchResult Engine::Impl::run_threads(Batch&& b, Clock::time_point deadline) {
     std::vector<const Job*> job_of(entries.size(), nullptr);  // alive until take_done() returns it
     size_t pending = 0;
     EngineStats d;
-    for (uint32_t e = 0; e < entries.size(); ++e) {
-        if (entries[e].steps.empty()) continue;
+    Dependencies deps(b, res);
+    auto post_entry = [&](uint32_t e) {
         auto job = std::make_unique<Job>();
         job->gen = g;
         job->entry = e;
         job->chain = true;
         for (auto& s : entries[e].steps) job->steps.push_back(std::move(s));
         for (auto& r : res.entries[e].steps) r.state = StepState::Issued;
-        open[e] = true;
         job_of[e] = job.get();
-        ++pending;
         post(std::move(job));
+    };
+    for (uint32_t e = 0; e < entries.size(); ++e) {
+        if (entries[e].steps.empty() || deps.settled(e)) continue;
+        open[e] = true;
+        ++pending;
+        if (!deps.waits(e)) post_entry(e);
     }
+    std::vector<uint32_t> released, cancelled;
     while (pending > 0) {
         for (auto& job : take_done()) {
-            if (job->gen != g || !open[job->entry]) {
+            const uint32_t e = job->entry;
+            if (job->gen != g || !open[e]) {
                 discard_stale(*job);
                 continue;
             }
-            collect_chain(*job, res.entries[job->entry].steps, d);
-            open[job->entry] = false;
+            auto& results = res.entries[e].steps;
+            collect_chain(*job, results, d);
+            open[e] = false;
             --pending;
+            released.clear();
+            cancelled.clear();
+            deps.ended(e, std::all_of(results.begin(), results.end(), [](const StepResult& r) { return r.ok(); }),
+                       released, cancelled);
+            for (uint32_t x : released) post_entry(x);
+            for (uint32_t x : cancelled)
+                if (open[x]) {
+                    open[x] = false;
+                    --pending;
+                }
         }
         if (pending == 0) break;
         if (closed.load() || Clock::now() >= deadline) {
             // The jobs keep their commands; they come back stale and are discarded.
             StepState why = closed.load() ? StepState::Cancelled : StepState::TimedOut;
-            for (uint32_t e = 0; e < entries.size(); ++e)
-                if (open[e])
+            for (uint32_t e = 0; e < entries.size(); ++e) {
+                if (!open[e]) continue;
+                if (job_of[e]) {
                     close_chain(entries[e].steps, res.entries[e].steps, 0, why, last_begun_step(*job_of[e]));
+                } else {  // still waiting for the entries it follows
+                    close_chain(entries[e].steps, res.entries[e].steps, 0, why);
+                    res.entries[e].steps[0].never_issued = true;
+                }
+            }
             break;
         }
         std::this_thread::sleep_until(std::min(Clock::now() + kThreadsPollInterval, deadline));

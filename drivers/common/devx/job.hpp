@@ -47,6 +47,9 @@ struct Job {
     // woken in between: one thread wake-up fewer per chain.
     bool continue_async = false;
     bool more_after = false;  // the entry has steps after `steps` (left in the batch)
+    // Entries of the batch wait for this one's end: its hand-back wakes the
+    // loop, which releases them (Dependencies).
+    bool others_wait = false;
     size_t first_step = 0;    // the entry's index of steps[0]
     // The continuation QUERY (continue_async): not reached, issued (its
     // completion comes to the loop), or refused by obj_query_async with
