@@ -21,10 +21,12 @@
 // pinning, the others' beside it), the indirect mkey, then
 // the virtqs' MODIFY to RDY (waves of the throttle); sequential: the sum of
 // all, over whole regions. Virtqs created at the start add, for async, the
-// critical path of the core's shared batches (device_start.cpp: each batch
-// as long as its longer part, given slots and throttle); `unshared_ms` is
-// the same work with the memory first and the virtqs after it, so a
-// measured start below it shows the overlap.
+// CREATEs after whichever ends later, the chunks or the virtqs' umems,
+// counters and event QPs (given slots and throttle), and the indirect mkey
+// after the CREATEs: a bound that a start whose CREATEs overlap the
+// memory (device_start.cpp) may beat; `unshared_ms` is the same work with
+// the memory first and the virtqs after it, so a measured start below it
+// shows the overlap.
 #include <benchmark/benchmark.h>
 #include <sys/mman.h>
 #include <unistd.h>

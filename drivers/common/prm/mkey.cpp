@@ -83,6 +83,11 @@ std::span<const Field> direct_mkey_umem_fields() {
     return kFields;
 }
 
+KlmMkeyFields klm_mkey_fields(size_t entry) {
+    const uint32_t at = uint32_t(kCreateMkeyInBytes * 8 + entry * kKlmBytes * 8) + layout::klm::mkey.bit_offset;
+    return {{"klm.mkey_index", at, 24}, {"klm.mkey_7_0", at + 24, 8}};
+}
+
 MkeyAttr direct_mkey_attr(uint32_t umem_id, uint64_t umem_offset, uint64_t start_addr,
                           uint64_t len, uint32_t pd) {
     constexpr uint64_t kPage = 1ull << kMkeyPageShift;

@@ -82,6 +82,15 @@ MkeyAttr direct_mkey_attr(uint32_t umem_id, uint64_t umem_offset, uint64_t start
 // id, and mkey_7_0 (its low byte, as direct_mkey_attr sets it). A chain step
 // after the umem's registration fills them (devx::Command::ids_from).
 std::span<const Field> direct_mkey_umem_fields();
+// The fields of an indirect mkey's create_mkey_in that name KLM entry
+// `entry`'s mkey: its index (the top 24 bits) and its variant byte, for a
+// command that takes them from the direct mkey's creation and its umem's
+// registration (devx::Command::ids_from).
+struct KlmMkeyFields {
+    Field index;
+    Field variant;
+};
+KlmMkeyFields klm_mkey_fields(size_t entry);
 // An indirect mkey from start_addr over `entries` (their byte counts summed).
 MkeyAttr indirect_mkey_attr(uint64_t start_addr, std::vector<KlmEntry> entries, uint32_t pd);
 

@@ -202,6 +202,15 @@ std::string_view virtq_object_nonzero_reserved(std::span<const std::byte> obj) {
     return f ? f->name : std::string_view{};
 }
 
+const VirtqCreateIdFields& virtq_create_id_fields() {
+    constexpr uint32_t kObj = uint32_t(kGeneralObjInHdrBytes * 8);  // the object after the header
+    static const VirtqCreateIdFields f{
+        {L::umem_1_id.at(kObj), L::umem_2_id.at(kObj), L::umem_3_id.at(kObj)},
+        L::counter_set_id.at(kObj),
+        L::event_qpn_or_msix.at(kObj)};
+    return f;
+}
+
 Result<void> encode_create_virtq(const VirtqAttr& a, std::span<std::byte> in) {
     return write_hdr_and_object(uint16_t(Opcode::CREATE_GENERAL_OBJECT), 0, a, in);
 }

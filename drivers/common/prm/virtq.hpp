@@ -9,6 +9,7 @@
 #include <span>
 
 #include "../base/result.hpp"
+#include "field.hpp"
 #include "general_obj.hpp"
 
 namespace mlx5async::prm {
@@ -133,6 +134,14 @@ std::string_view virtq_object_nonzero_reserved(std::span<const std::byte> obj);
 
 // Whole commands (header + object), as the driver sends them.
 Result<void> encode_create_virtq(const VirtqAttr& a, std::span<std::byte> in);
+// The fields of a CREATE input that name other objects, for a CREATE that
+// takes their ids from entries of its batch (devx::Command::ids_from).
+struct VirtqCreateIdFields {
+    std::array<Field, 3> umem_id;
+    Field counter_set_id;
+    Field event_qpn;
+};
+const VirtqCreateIdFields& virtq_create_id_fields();
 Result<void> encode_modify_virtq(uint32_t obj_id, const VirtqAttr& a, std::span<std::byte> in);
 void encode_query_virtq(uint32_t obj_id, std::span<std::byte> in);  // header only (16 bytes)
 // Checks status first (Firmware error with status/syndrome), then decodes.

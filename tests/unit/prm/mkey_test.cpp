@@ -97,6 +97,22 @@ TEST(MkeyGolden, UmemFieldsFilledLaterGiveTheSameImage) {
     EXPECT_EQ(*in, *want);
 }
 
+// The KLM mkey fields an indirect mkey's CREATE fills from the chunks'
+// direct mkeys (index) and umems (variant byte): an image encoded with
+// zeros, then filled, is the image encoded with the mkey values.
+TEST(MkeyGolden, KlmMkeyFieldsFilledLaterGiveTheSameImage) {
+    auto want = encode_create_mkey(indirect_mkey_attr(0, {{0x1000, 0xabcd01, 0}, {0x1000, 0x123456ef, 0x1000}}, 7));
+    auto in = encode_create_mkey(indirect_mkey_attr(0, {{0x1000, 0, 0}, {0x1000, 0, 0x1000}}, 7));
+    ASSERT_TRUE(want && in);
+    const uint32_t mkeys[] = {0xabcd01, 0x123456ef};
+    for (size_t k = 0; k < 2; k++) {
+        const KlmMkeyFields f = klm_mkey_fields(k);
+        set_bits(*in, f.index.bit_offset, f.index.bit_width, mkey_index_of(mkeys[k]));
+        set_bits(*in, f.variant.bit_offset, f.variant.bit_width, mkeys[k] & 0xff);
+    }
+    EXPECT_EQ(*in, *want);
+}
+
 TEST(MkeyGolden, IndirectKlmImage) {
     auto a = indirect_mkey_attr(0x1000, {{0x3000, 0xabcd01, 0x1000}, {0x2000, 0xffffff00, 0x4000}}, 7);
     auto in = encode_create_mkey(a);

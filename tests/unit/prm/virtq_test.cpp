@@ -99,6 +99,30 @@ TEST(VirtqGolden, CreateImage) {
     EXPECT_EQ(in, want);
 }
 
+// The fields a CREATE takes from the entries that made its umems, counters
+// and event QP: encoded with zeros, then filled, it is the image encoded
+// with those ids.
+TEST(VirtqGolden, CreateIdFieldsFilledLaterGiveTheSameImage) {
+    VirtqAttr a;
+    a.queue_size = 256;
+    a.event_mode = EventMode::QP;
+    a.umem = {{{0, 0x1000, 0}, {0, 0x2000, 0}, {0, 0x3000, 0}}};
+    VirtqAttr b = a;
+    b.umem[0].id = 0x11;
+    b.umem[1].id = 0x22;
+    b.umem[2].id = 0x33;
+    b.counter_set_id = 0x44;
+    b.event_qpn_or_msix = 0x55;
+    Bytes in(kVirtqCmdInBytes), want(kVirtqCmdInBytes);
+    ASSERT_TRUE(encode_create_virtq(a, in));
+    ASSERT_TRUE(encode_create_virtq(b, want));
+    const VirtqCreateIdFields& f = virtq_create_id_fields();
+    for (uint32_t n = 0; n < 3; n++) set_bits(in, f.umem_id[n].bit_offset, f.umem_id[n].bit_width, 0x11 * (n + 1));
+    set_bits(in, f.counter_set_id.bit_offset, f.counter_set_id.bit_width, 0x44);
+    set_bits(in, f.event_qpn.bit_offset, f.event_qpn.bit_width, 0x55);
+    EXPECT_EQ(in, want);
+}
+
 TEST(VirtqGolden, QueryOutImageDecodes) {
     Bytes out(kVirtqQueryOutBytes, std::byte{0});
     put(out, 8, {0, 0, 0, 0x2a});             // out hdr obj_id

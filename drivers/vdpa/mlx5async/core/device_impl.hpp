@@ -43,7 +43,8 @@ struct ObjectBuild {
     uint16_t size = 0;
     std::vector<uint16_t> rings;
     std::vector<std::pair<uint16_t, int>> umem_of;  // per registration: (ring, umem number)
-    size_t umems_at = 0, counters_at = 0, counters = 0, creates_at = 0;  // first entry, count
+    size_t umems_at = 0, counters_at = 0, creates_at = 0;  // first entries in the batch
+    std::vector<uint16_t> counters_of;  // per counters CREATE: its ring
     EventQp::Build eqps;  // the rings' event QPs (interrupts on), in the same batch
 };
 
@@ -114,6 +115,8 @@ struct Device::Impl {
     // The frontend left: the objects it made beyond the probe's go.
     void release_frontend_objects();
     prm::VirtqAttr base_attr(const Vq& vq, uint16_t size) const;
+    // Bytes of a virtq's umem n for rings of `size` (at least one).
+    uint64_t umem_bytes(int n, uint16_t size) const;
 
     // virtq_events.cpp
     Result<void> start_events();
@@ -136,7 +139,8 @@ struct Device::Impl {
                                bool& memory_ok, uint64_t seq);
     // The shared batches up to the direct mkeys; the virtqs' error returned,
     // the memory's in `mem_err` (`m` null: virtqs only, as ensure_objects).
-    Result<void> make_objects(std::vector<ObjectBuild>& objs, MemoryBuild* m, Result<void>& mem_err);
+    Result<void> make_objects(std::vector<ObjectBuild>& objs, MemoryBuild* m, Result<void>& mem_err,
+                              devx::BatchResult& res);
 
     // device_ops.cpp: the operations vhost and applications ask for.
     Result<void> refuse(const GuestConfig& g) const;  // what dev_conf refuses at once

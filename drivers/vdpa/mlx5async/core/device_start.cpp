@@ -1,13 +1,13 @@
 // dev_conf's work before its rings start: a changed memory table and the
-// virtq objects the started rings lack, in shared batches. A virtq object
-// needs no guest memory until it starts (its CREATE names umems, counters
-// and an event QP; the MODIFY to RDY names the mkey), so the two run side
-// by side where the firmware allows:
-//   1. the virtqs' umems, counters and event QPs (a chain each: umem, CQ,
-//      QPs, their connection) with the chunks' umem registrations and
-//      direct mkeys (chains on half the command slots);
-//   2. the virtq CREATEs;
-//   3. the indirect mkey over the chunks.
+// virtq objects the started rings lack, in one batch. A virtq object needs
+// no guest memory until it starts (its CREATE names umems, counters and an
+// event QP; the MODIFY to RDY names the mkey), so the two run side by side
+// where the firmware allows: the virtqs' umems, counters and event QPs (a
+// chain each: umem, CQ, QPs, their connection) beside the chunks' umem
+// registrations and direct mkeys (chains on half the command slots); each
+// virtq CREATE as soon as its own ring's objects exist, the indirect mkey as
+// soon as every chunk's does (devx::Entry::after), not in waves that each
+// wait for the slowest entry of the one before.
 // The rings then start in one batch (resume_rings), each naming the mkey.
 #include <optional>
 
@@ -42,9 +42,10 @@ Result<void> Device::Impl::prepare_start(const std::vector<MemRegion>& table, co
         else if (!o->rings.empty()) objs.push_back(std::move(*o));
     }
     Result<void> mem_err = {};
-    obj_err = first_error(obj_err, make_objects(objs, m ? &*m : nullptr, mem_err));
+    devx::BatchResult res;
+    obj_err = first_error(obj_err, make_objects(objs, m ? &*m : nullptr, mem_err, res));
     if (m && mem_err) {
-        auto reg = mem->finish(*m);
+        auto reg = mem->take_indirect(*m, res);
         if (reg) {
             mem->commit(std::move(*reg));
             memory_ok = true;
@@ -60,39 +61,37 @@ Result<void> Device::Impl::prepare_start(const std::vector<MemRegion>& table, co
 
 // The virtqs' small umems go first: the firmware writes translations in
 // the order it takes the commands, so behind the chunks' they would wait
-// for all of them. The chunks' chains follow (half the command slots,
-// the other half left to the counters and event QPs), then the event QPs'
-// chains: each holds its slot for ten commands, and ahead of the chunks
-// they would hold back the start's longest work.
+// for all of them. The event QPs' chains follow (their umems are small
+// too), then the chunks' chains on half the command slots: behind the
+// chunks the event QPs, and the CREATEs that wait for them, end after the
+// memory (./run bench, the 4 GiB start that creates its virtqs: 13.4 ms
+// against 10.2). The CREATEs and the indirect mkey come last: each waits
+// for what it names. The indirect mkey stays in `res` for the caller
+// (GuestMemory::take_indirect).
 Result<void> Device::Impl::make_objects(std::vector<ObjectBuild>& objs, MemoryBuild* m,
-                                        Result<void>& mem_err) {
+                                        Result<void>& mem_err, devx::BatchResult& res) {
     const BatchKind kind = m ? BatchKind::Memory : BatchKind::Setup;
-    devx::Batch first;
+    devx::Batch b;
     for (ObjectBuild& o : objs)
-        if (auto r = add_virtq_resources(o, first); !r) return mem_err = r;  // nothing issued
-    if (m) mem_err = mem->add_chunks(*m, first);
-    if (!mem_err) return mem_err;  // nothing issued
+        if (auto r = add_virtq_resources(o, b); !r) return mem_err = r;  // nothing issued
     for (ObjectBuild& o : objs) {
-        auto eqps = irqs.add_event_qps(o.rings, o.size, ctx, transport.pdn(), first);
+        auto eqps = irqs.add_event_qps(o.rings, o.size, ctx, transport.pdn(), b);
         if (!eqps) return mem_err = unexpected(eqps.error());  // nothing issued
         o.eqps = std::move(*eqps);
     }
-    devx::BatchResult r1;
-    if (!first.empty()) r1 = cmds->run(std::move(first), kind, nullptr);
-    if (m) mem_err = mem->take_chunks(*m, r1);
+    if (m) mem_err = mem->add_chunks(*m, b);
+    if (!mem_err) return mem_err;  // nothing issued
+    for (ObjectBuild& o : objs)
+        if (auto r = add_virtq_creates(o, b); !r) return mem_err = r;  // nothing issued
+    if (m) mem_err = mem->add_indirect(*m, b);
+    if (!mem_err || b.empty()) return mem_err;  // nothing issued
+    res = cmds->run(std::move(b), kind, nullptr);
+    if (m) mem_err = mem->take_chunks(*m, res);
     Result<void> obj_err = {};
-    std::vector<ObjectBuild*> creating;
     for (ObjectBuild& o : objs) {
-        auto ok = take_virtq_resources(o, r1);
-        if (ok) creating.push_back(&o);
-        obj_err = first_error(obj_err, ok);
+        obj_err = first_error(obj_err, take_virtq_resources(o, res));
+        obj_err = first_error(obj_err, take_virtq_creates(o, res));
     }
-    devx::Batch second;
-    for (ObjectBuild* o : creating)
-        if (auto r = add_virtq_creates(*o, second); !r) return mem_err = r;
-    if (second.empty()) return obj_err;
-    auto r2 = cmds->run(std::move(second), kind, nullptr);
-    for (ObjectBuild* o : creating) obj_err = first_error(obj_err, take_virtq_creates(*o, r2));
     return obj_err;
 }
 

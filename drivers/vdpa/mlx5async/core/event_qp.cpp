@@ -164,6 +164,12 @@ Result<EventQp::Build> EventQp::add(devx::Batch& b, const devx::Context& ctx, ui
     return out;
 }
 
+std::optional<devx::Command::IdFrom> EventQp::Build::fw_qpn_from(uint16_t r, const prm::Field& f) const {
+    auto it = std::find(rings.begin(), rings.end(), r);
+    if (it == rings.end()) return std::nullopt;
+    return devx::Command::IdFrom{f, kFwQp, int32_t(at + size_t(it - rings.begin()))};
+}
+
 std::vector<EventQp> EventQp::take(Build& build, devx::BatchResult& res,
                                    std::vector<devx::PageBuffer>& late, Result<void>& first) {
     std::vector<EventQp> qps(build.rings.size());

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -43,6 +44,9 @@ public:
         std::vector<devx::PageBuffer> bufs;  // each ring's umem memory
         uint8_t log_n = 0;
         size_t at = 0;  // first entry in the batch
+        // Where a command of the batch takes ring r's firmware QP number
+        // into `f` (its chain's CREATE_QP), or nullopt: no chain for r.
+        std::optional<devx::Command::IdFrom> fw_qpn_from(uint16_t r, const prm::Field& f) const;
     };
     // 2^log_n receive WQEs each (at most kMaxLog), CQE 0 set to "nothing yet".
     static Result<Build> add(devx::Batch& b, const devx::Context& ctx, uint32_t pdn, uint32_t uar_page,

@@ -260,42 +260,62 @@ Result<void> GuestMemory::take_chunks(MemoryBuild& m, devx::BatchResult& res) co
             if (first) first = mkey_ran ? chunk_error(m, i, k, "direct mkey") : chunk_error(m, i, u, "umem registration");
             continue;
         }
-        const uint32_t umem_id = u.umem.id();
         m.reg.umems.push_back(std::move(u.umem));
         if (!k.ok()) {
             if (first) first = chunk_error(m, i, k, "direct mkey");
             continue;
         }
         m.reg.direct.push_back(std::move(k.obj));
-        auto idx = prm::decode_create_mkey_out(k.out);
-        if (!idx && first) first = unexpected(idx.error());
-        if (idx) m.mkeys.push_back(prm::mkey_value(*idx, uint8_t(umem_id & 0xff)));
     }
     return first;
 }
 
-// The indirect mkey: one KLM entry per chunk in GPA order, holes through
-// the null mkey.
-Result<MemRegistration> GuestMemory::finish(MemoryBuild& m) {
+// The indirect mkey, in the chunks' batch: KLM entries (at most 2 GiB each)
+// in GPA order, holes through the null mkey; each chunk's entries take its
+// direct mkey's index and its umem's low byte (the direct mkey's variant)
+// from its chain once that chain made them all.
+Result<void> GuestMemory::add_indirect(MemoryBuild& m, devx::Batch& b) const {
     std::vector<prm::KlmEntry> klm;
+    std::vector<std::pair<size_t, size_t>> of_chunk;  // its KLM entries: [first, end)
     const auto& chunks = m.chunks;
     for (size_t i = 0; i < chunks.size(); i++) {
         if (i > 0) {
             const uint64_t prev_end = chunks[i - 1].gpa + chunks[i - 1].size;
             add_klm(klm, m.hole, prev_end, chunks[i].gpa - prev_end);  // a hole between regions
         }
-        add_klm(klm, m.mkeys.at(i), chunks[i].gpa, chunks[i].size);
+        const size_t first = klm.size();
+        add_klm(klm, 0, chunks[i].gpa, chunks[i].size);
+        of_chunk.emplace_back(first, klm.size());
     }
-    auto mk = create_mkey(prm::indirect_mkey_attr(m.reg.regions.front().guest_phys_addr,
-                                                  std::move(klm), pdn_),
-                          m.reg.indirect, BatchKind::Memory);
-    if (!mk) {
-        Error e = mk.error();
-        e.what = "guest memory: indirect mkey over " + std::to_string(chunks.size()) + " chunks: " +
+    const auto attr = prm::indirect_mkey_attr(m.reg.regions.front().guest_phys_addr, std::move(klm), pdn_);
+    auto in = prm::encode_create_mkey(attr);
+    MLX5A_CHECK(in);
+    auto c = devx::Command::create_obj(ctx_, std::move(*in), prm::kCreateMkeyOutBytes);
+    for (size_t i = 0; i < chunks.size(); i++) {
+        const auto entry = int32_t(m.chunks_at + i % m.chains);
+        const auto umem_step = uint16_t(2 * (i / m.chains));
+        for (size_t k = of_chunk[i].first; k < of_chunk[i].second; k++) {
+            const prm::KlmMkeyFields f = prm::klm_mkey_fields(k);
+            c.ids_from.push_back({f.index, uint16_t(umem_step + 1), entry});
+            c.ids_from.push_back({f.variant, umem_step, entry});
+        }
+    }
+    m.indirect_variant = attr.mkey_7_0;
+    m.indirect_at = b.add(std::move(c));
+    return {};
+}
+
+Result<MemRegistration> GuestMemory::take_indirect(MemoryBuild& m, devx::BatchResult& res) {
+    auto& s = res.entries.at(m.indirect_at).steps.at(0);
+    auto idx = s.ok() ? prm::decode_create_mkey_out(s.out) : Result<uint32_t>(unexpected(s.error()));
+    if (!idx) {
+        Error e = idx.error();
+        e.what = "guest memory: indirect mkey over " + std::to_string(m.chunks.size()) + " chunks: " +
                  prm::describe(e);
         return unexpected(std::move(e));
     }
-    m.reg.mkey = *mk;
+    m.reg.indirect = std::move(s.obj);
+    m.reg.mkey = prm::mkey_value(*idx, m.indirect_variant);
     registrations_++;
     return std::move(m.reg);
 }

@@ -112,10 +112,11 @@ std::vector<MemRegistration> take_unnamed(std::vector<MemRegistration>& retired,
 struct MemoryBuild {
     MemRegistration reg;
     std::vector<MemChunk> chunks;
-    std::vector<uint32_t> mkeys;  // the chunks' direct mkeys, once created
     uint32_t hole = 0;            // the null mkey, for tables with holes
     size_t chunks_at = 0;         // first entry in the batch
     size_t chains = 1;            // entries (add_chunks)
+    size_t indirect_at = 0;       // the indirect mkey's entry (add_indirect)
+    uint8_t indirect_variant = 0; // its mkey value's low byte
     // Chunk i's umem registration (step 0) or direct mkey (step 1).
     devx::StepResult& chunk_step(devx::BatchResult& res, size_t chunk, size_t step) const;
 };
@@ -131,15 +132,17 @@ public:
     bool has_retired() const { return !retired_.empty(); }
     size_t retired() const { return retired_.size(); }
 
-    // A table's registration in two steps: the chunks (each a umem, then its
-    // direct mkey) in a batch the caller may share, then the indirect mkey.
+    // A table's registration in a batch the caller may share: the chunks
+    // (each a umem, then its direct mkey), then the indirect mkey over them.
     // `whole_regions`: a chunk per region (the sequential strategy's order).
     Result<MemoryBuild> plan(std::vector<MemRegion> sorted, bool whole_regions);
     Result<void> add_chunks(MemoryBuild& m, devx::Batch& b) const;
     // Takes every umem and mkey made (a failed build releases them in pin
     // order); the first failure names its chunk.
     Result<void> take_chunks(MemoryBuild& m, devx::BatchResult& r) const;
-    Result<MemRegistration> finish(MemoryBuild& m);  // the indirect mkey
+    // The indirect mkey over the chunks, in their batch: it waits for them.
+    Result<void> add_indirect(MemoryBuild& m, devx::Batch& b) const;
+    Result<MemRegistration> take_indirect(MemoryBuild& m, devx::BatchResult& r);
     // `next` is current; the one before is retired.
     void commit(MemRegistration next);
     // The current one retired (the frontend's memory goes).

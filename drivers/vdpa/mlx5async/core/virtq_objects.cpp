@@ -33,8 +33,8 @@ prm::VirtqAttr Device::Impl::base_attr(const Vq& vq, uint16_t size) const {
 }
 
 // Creates the objects of `rings` that do not exist (or exist with another
-// ring size): one batch of their umems and counter objects, their event
-// QPs, then one batch of virtq CREATEs. Objects end in INIT.
+// ring size): one batch of their umems, counter objects and event QPs,
+// each ring's CREATE after its own. Objects end in INIT.
 Result<void> Device::Impl::ensure_objects(std::span<const uint16_t> rings, uint16_t size) {
     auto o = plan_objects(rings, size);
     MLX5A_CHECK(o);
@@ -42,7 +42,8 @@ Result<void> Device::Impl::ensure_objects(std::span<const uint16_t> rings, uint1
     std::vector<ObjectBuild> objs;
     objs.push_back(std::move(*o));
     Result<void> no_memory = {};
-    return first_error(make_objects(objs, nullptr, no_memory), no_memory);
+    devx::BatchResult res;
+    return first_error(make_objects(objs, nullptr, no_memory, res), no_memory);
 }
 
 // The rings of `rings` that need an object of this size; objects of
@@ -146,7 +147,7 @@ Result<void> Device::Impl::add_virtq_resources(ObjectBuild& o, devx::Batch& b) {
     for (uint16_t r : o.rings) {
         Vq& vq = vqs[r];
         for (int n = 0; n < 3; n++) {
-            const uint64_t sz = std::max<uint64_t>(vcaps.umem_size(n, o.size), 1);
+            const uint64_t sz = umem_bytes(n, o.size);
             if (vq.umem[n].size() >= sz && vq.umem[n].id()) continue;
             vq.umem[n].reset();  // too small: deregistered before its memory goes
             auto mem = devx::PageBuffer::alloc(sz);
@@ -157,14 +158,19 @@ Result<void> Device::Impl::add_virtq_resources(ObjectBuild& o, devx::Batch& b) {
         }
     }
     o.counters_at = b.size();
+    o.counters_of.clear();
     for (uint16_t r : o.rings) {
         if (!with_counters || vqs[r].counters) continue;
         std::vector<std::byte> in(prm::kCountersCreateInBytes);
         prm::encode_create_counters(in);
         b.add(devx::Command::create_obj(ctx, std::move(in), prm::kGeneralObjOutHdrBytes, r));
+        o.counters_of.push_back(r);
     }
-    o.counters = b.size() - o.counters_at;
     return {};
+}
+
+uint64_t Device::Impl::umem_bytes(int n, uint16_t size) const {
+    return std::max<uint64_t>(vcaps.umem_size(n, size), 1);
 }
 
 Result<void> Device::Impl::take_virtq_resources(ObjectBuild& o, devx::BatchResult& res) {
@@ -185,7 +191,7 @@ Result<void> Device::Impl::take_virtq_resources(ObjectBuild& o, devx::BatchResul
             first = unexpected(std::move(e));
         }
     }
-    for (size_t i = 0; i < o.counters; i++) {
+    for (size_t i = 0; i < o.counters_of.size(); i++) {
         auto& e = res.entries.at(o.counters_at + i);
         if (e.ok()) vqs[e.queue].counters = std::move(e.steps[0].obj);
         else first = first_error(first, unexpected(e.steps.back().error()));
@@ -193,11 +199,30 @@ Result<void> Device::Impl::take_virtq_resources(ObjectBuild& o, devx::BatchResul
     return first_error(first, irqs.take_event_qps(o.eqps, res, late_umem_mem));
 }
 
+// Each CREATE waits for its own ring's umems, counters and event QP made
+// in the same batch and takes their ids; what exists already it names as
+// it is.
 Result<void> Device::Impl::add_virtq_creates(ObjectBuild& o, devx::Batch& b) {
+    const prm::VirtqCreateIdFields& f = prm::virtq_create_id_fields();
     o.creates_at = b.size();
     for (uint16_t r : o.rings) {
-        auto c = devx::Command::create_virtq(ctx, base_attr(vqs[r], o.size), r);
+        prm::VirtqAttr a = base_attr(vqs[r], o.size);
+        std::vector<devx::Command::IdFrom> ids;
+        for (size_t i = 0; i < o.umem_of.size(); i++) {
+            auto [ring, n] = o.umem_of[i];
+            if (ring != r) continue;
+            a.umem[n] = {0, uint32_t(umem_bytes(n, o.size)), 0};
+            ids.push_back({f.umem_id[n], 0, int32_t(o.umems_at + i)});
+        }
+        for (size_t i = 0; i < o.counters_of.size(); i++)
+            if (o.counters_of[i] == r) ids.push_back({f.counter_set_id, 0, int32_t(o.counters_at + i)});
+        if (auto qp = o.eqps.fw_qpn_from(r, f.event_qpn)) {
+            a.event_mode = prm::EventMode::QP;
+            ids.push_back(*qp);
+        }
+        auto c = devx::Command::create_virtq(ctx, a, r);
         MLX5A_CHECK(c);
+        c->ids_from = std::move(ids);
         b.add(std::move(*c));
     }
     return {};
