@@ -78,7 +78,6 @@ private:
     std::vector<bool> open_;
     size_t open_count_ = 0;
     Dependencies deps_;  // entries that wait for others of the batch
-    std::vector<uint32_t> released_, cancelled_;  // deps_.ended()'s, reused
     size_t query_outlen_ = 0;     // largest QUERY output of the batch
     std::deque<uint32_t> ready_;  // waiting for admission; continuations first
     std::vector<uint32_t> busy_;  // async QUERY refused (EBUSY): retry after a completion
@@ -336,15 +335,15 @@ bool AsyncRun::record(uint32_t e, StepResult r) {
 // Entry e closed: the entries waiting for it are queued or, when it did
 // not end with every step Done (or nothing more is issued), cancelled.
 void AsyncRun::ended(uint32_t e, bool ok) {
-    released_.clear();
-    cancelled_.clear();
-    deps_.ended(e, ok, released_, cancelled_);
-    for (uint32_t x : cancelled_)
+    if (!deps_.has_dependents(e)) return;
+    std::vector<uint32_t> released, cancelled;  // cancel() below comes back here
+    deps_.ended(e, ok, released, cancelled);
+    for (uint32_t x : cancelled)
         if (open_[x]) {
             open_[x] = false;
             --open_count_;
         }
-    for (uint32_t x : released_) {
+    for (uint32_t x : released) {
         if (cut_) cancel(x);
         else ready_.push_back(x);
     }
