@@ -39,12 +39,20 @@ namespace mlx5async::core {
 
 // Virtq objects in the making (virtq_objects.cpp): the rings of one ring
 // size, and where their commands sit in the batches they were added to.
+// A ring's umem registrations and counters CREATE, one chain: its entry
+// and each one's step (-1: the ring has it already).
+struct RingResources {
+    uint16_t ring = 0;
+    size_t entry = 0;
+    std::array<int, 3> umem_step{-1, -1, -1};
+    int counters_step = -1;
+};
+
 struct ObjectBuild {
     uint16_t size = 0;
     std::vector<uint16_t> rings;
-    std::vector<std::pair<uint16_t, int>> umem_of;  // per registration: (ring, umem number)
-    size_t umems_at = 0, counters_at = 0, creates_at = 0;  // first entries in the batch
-    std::vector<uint16_t> counters_of;  // per counters CREATE: its ring
+    std::vector<RingResources> resources;  // rings that lack some
+    size_t creates_at = 0;                 // first CREATE in the batch
     EventQp::Build eqps;  // the rings' event QPs (interrupts on), in the same batch
 };
 

@@ -138,14 +138,19 @@ void Device::Impl::release_frontend_objects() {
 }
 
 // What a virtq object names at CREATE: its three umems and its counters
-// object (and, interrupts on, its event QP: make_objects adds its chain to
-// the same batch, and take_virtq_resources takes it).
+// object, one chain per ring (and, interrupts on, its event QP: make_objects
+// adds its chain to the same batch, and take_virtq_resources takes it). In
+// one chain the counters (a general-object command) follow the ring's small
+// umems at once instead of queueing behind every unthrottled entry of the
+// batch (doc/engine.md, "Heuristics": unthrottled_first).
 Result<void> Device::Impl::add_virtq_resources(ObjectBuild& o, devx::Batch& b) {
     const bool with_counters = gcaps.has_obj_type(uint16_t(prm::ObjType::VIRTIO_Q_COUNTERS));
-    o.umems_at = b.size();
-    o.umem_of.clear();
+    o.resources.clear();
     for (uint16_t r : o.rings) {
         Vq& vq = vqs[r];
+        RingResources rr{.ring = r};
+        devx::Entry e;
+        e.queue = r;
         for (int n = 0; n < 3; n++) {
             const uint64_t sz = umem_bytes(n, o.size);
             if (vq.umem[n].size() >= sz && vq.umem[n].id()) continue;
@@ -153,18 +158,18 @@ Result<void> Device::Impl::add_virtq_resources(ObjectBuild& o, devx::Batch& b) {
             auto mem = devx::PageBuffer::alloc(sz);
             MLX5A_CHECK(mem);
             vq.umem_mem[n] = std::move(*mem);
-            b.add(devx::Command::reg_umem(ctx, vq.umem_mem[n].data(), sz, IBV_ACCESS_LOCAL_WRITE, r));
-            o.umem_of.emplace_back(r, n);
+            rr.umem_step[n] = int(e.steps.size());
+            e.steps.push_back(devx::Command::reg_umem(ctx, vq.umem_mem[n].data(), sz, IBV_ACCESS_LOCAL_WRITE, r));
         }
-    }
-    o.counters_at = b.size();
-    o.counters_of.clear();
-    for (uint16_t r : o.rings) {
-        if (!with_counters || vqs[r].counters) continue;
-        std::vector<std::byte> in(prm::kCountersCreateInBytes);
-        prm::encode_create_counters(in);
-        b.add(devx::Command::create_obj(ctx, std::move(in), prm::kGeneralObjOutHdrBytes, r));
-        o.counters_of.push_back(r);
+        if (with_counters && !vq.counters) {
+            std::vector<std::byte> in(prm::kCountersCreateInBytes);
+            prm::encode_create_counters(in);
+            rr.counters_step = int(e.steps.size());
+            e.steps.push_back(devx::Command::create_obj(ctx, std::move(in), prm::kGeneralObjOutHdrBytes, r));
+        }
+        if (e.steps.empty()) continue;
+        rr.entry = b.add(std::move(e));
+        o.resources.push_back(rr);
     }
     return {};
 }
@@ -175,47 +180,49 @@ uint64_t Device::Impl::umem_bytes(int n, uint16_t size) const {
 
 Result<void> Device::Impl::take_virtq_resources(ObjectBuild& o, devx::BatchResult& res) {
     Result<void> first = {};
-    for (size_t i = 0; i < o.umem_of.size(); i++) {
-        auto [r, n] = o.umem_of[i];
-        auto& s = res.entries.at(o.umems_at + i).steps.at(0);
-        if (s.ok()) {
-            vqs[r].umem[n] = std::move(s.umem);
-            continue;
+    for (const RingResources& rr : o.resources) {
+        auto& steps = res.entries.at(rr.entry).steps;
+        Vq& vq = vqs[rr.ring];
+        for (int n = 0; n < 3; n++) {
+            if (rr.umem_step[n] < 0) continue;
+            auto& s = steps.at(size_t(rr.umem_step[n]));
+            if (s.ok()) {
+                vq.umem[n] = std::move(s.umem);
+                continue;
+            }
+            // Unanswered: the registration may still complete over it.
+            if (s.state != devx::StepState::Failed) late_umem_mem.push_back(std::move(vq.umem_mem[n]));
+            if (first) {
+                Error e = s.error();
+                e.what = "virtq " + std::to_string(rr.ring) + " umem " + std::to_string(n + 1) + ": " +
+                         prm::describe(e);
+                first = unexpected(std::move(e));
+            }
         }
-        // Unanswered: the registration may still complete over it.
-        if (s.state != devx::StepState::Failed) late_umem_mem.push_back(std::move(vqs[r].umem_mem[n]));
-        if (first) {
-            Error e = s.error();
-            e.what = "virtq " + std::to_string(r) + " umem " + std::to_string(n + 1) + ": " +
-                     prm::describe(e);
-            first = unexpected(std::move(e));
-        }
-    }
-    for (size_t i = 0; i < o.counters_of.size(); i++) {
-        auto& e = res.entries.at(o.counters_at + i);
-        if (e.ok()) vqs[e.queue].counters = std::move(e.steps[0].obj);
-        else first = first_error(first, unexpected(e.steps.back().error()));
+        if (rr.counters_step < 0) continue;
+        auto& s = steps.at(size_t(rr.counters_step));
+        if (s.ok()) vq.counters = std::move(s.obj);
+        else first = first_error(first, unexpected(s.error()));
     }
     return first_error(first, irqs.take_event_qps(o.eqps, res, late_umem_mem));
 }
 
-// Each CREATE waits for its own ring's umems, counters and event QP made
-// in the same batch and takes their ids; what exists already it names as
-// it is.
 Result<void> Device::Impl::add_virtq_creates(ObjectBuild& o, devx::Batch& b) {
     const prm::VirtqCreateIdFields& f = prm::virtq_create_id_fields();
     o.creates_at = b.size();
     for (uint16_t r : o.rings) {
         prm::VirtqAttr a = base_attr(vqs[r], o.size);
         std::vector<devx::Command::IdFrom> ids;
-        for (size_t i = 0; i < o.umem_of.size(); i++) {
-            auto [ring, n] = o.umem_of[i];
-            if (ring != r) continue;
-            a.umem[n] = {0, uint32_t(umem_bytes(n, o.size)), 0};
-            ids.push_back({f.umem_id[n], 0, int32_t(o.umems_at + i)});
+        for (const RingResources& rr : o.resources) {
+            if (rr.ring != r) continue;
+            for (int n = 0; n < 3; n++) {
+                if (rr.umem_step[n] < 0) continue;
+                a.umem[n] = {0, uint32_t(umem_bytes(n, o.size)), 0};
+                ids.push_back({f.umem_id[n], uint16_t(rr.umem_step[n]), int32_t(rr.entry)});
+            }
+            if (rr.counters_step >= 0)
+                ids.push_back({f.counter_set_id, uint16_t(rr.counters_step), int32_t(rr.entry)});
         }
-        for (size_t i = 0; i < o.counters_of.size(); i++)
-            if (o.counters_of[i] == r) ids.push_back({f.counter_set_id, 0, int32_t(o.counters_at + i)});
         if (auto qp = o.eqps.fw_qpn_from(r, f.event_qpn)) {
             a.event_mode = prm::EventMode::QP;
             ids.push_back(*qp);
