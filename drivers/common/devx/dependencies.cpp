@@ -57,15 +57,17 @@ Dependencies::Dependencies(Batch& b, BatchResult& r)
             results[0].sys_errno = EINVAL;
             results[0].never_issued = true;
         }
-        settled_[e] = true;
-        ended(e, false, released, cancelled);
+        end_unrun(e, false, released, cancelled);
     }
     // An entry without steps has nothing to fail: it ends at once.
     for (uint32_t e = 0; e < b.size(); ++e)
-        if (b.entries()[e].steps.empty() && !settled_[e] && !waits(e)) {
-            settled_[e] = true;
-            ended(e, true, released, cancelled);
-        }
+        if (b.entries()[e].steps.empty() && !settled_[e] && !waits(e)) end_unrun(e, true, released, cancelled);
+}
+
+void Dependencies::end_unrun(uint32_t e, bool ok, std::vector<uint32_t>& released,
+                             std::vector<uint32_t>& cancelled) {
+    settled_[e] = true;
+    ended(e, ok, released, cancelled);
 }
 
 void Dependencies::ended(uint32_t e, bool ok, std::vector<uint32_t>& released,
@@ -73,14 +75,13 @@ void Dependencies::ended(uint32_t e, bool ok, std::vector<uint32_t>& released,
     for (uint32_t d : dependents_[e]) {
         if (settled_[d]) continue;
         if (!ok) {
-            settle(d, cancelled);
+            settle(d, released, cancelled);
             continue;
         }
         if (--waiting_[d] > 0) continue;
         auto& steps = b_.entries()[d].steps;
         if (steps.empty()) {  // nothing to run: it ends as it is released
-            settled_[d] = true;
-            ended(d, true, released, cancelled);
+            end_unrun(d, true, released, cancelled);
             continue;
         }
         for (Command& c : steps)
@@ -89,12 +90,10 @@ void Dependencies::ended(uint32_t e, bool ok, std::vector<uint32_t>& released,
     }
 }
 
-void Dependencies::settle(uint32_t d, std::vector<uint32_t>& cancelled) {
+void Dependencies::settle(uint32_t d, std::vector<uint32_t>& released, std::vector<uint32_t>& cancelled) {
     cancel_unissued(b_.entries()[d].steps, r_.entries[d].steps, 0);
-    settled_[d] = true;
     cancelled.push_back(d);
-    std::vector<uint32_t> released;  // none: a failure releases nobody
-    ended(d, false, released, cancelled);
+    end_unrun(d, false, released, cancelled);  // a failure releases nobody
 }
 
 }  // namespace mlx5async::devx

@@ -29,7 +29,10 @@ public:
     void ended(uint32_t e, bool ok, std::vector<uint32_t>& released, std::vector<uint32_t>& cancelled);
 
 private:
-    void settle(uint32_t e, std::vector<uint32_t>& cancelled);
+    // e is Cancelled, never issued, for a dependency that failed.
+    void settle(uint32_t e, std::vector<uint32_t>& released, std::vector<uint32_t>& cancelled);
+    // e's results are final without running it: settled, then ended.
+    void end_unrun(uint32_t e, bool ok, std::vector<uint32_t>& released, std::vector<uint32_t>& cancelled);
 
     Batch& b_;
     BatchResult& r_;

@@ -245,7 +245,8 @@ Result<void> GuestMemory::add_chunks(MemoryBuild& m, devx::Batch& b) const {
 }
 
 devx::StepResult& MemoryBuild::chunk_step(devx::BatchResult& res, size_t chunk, size_t step) const {
-    return res.entries.at(chunks_at + chunk % chains).steps.at(2 * (chunk / chains) + step);
+    const auto [entry, at] = chunk_at(chunk, step);
+    return res.entries.at(entry).steps.at(at);
 }
 
 Result<void> GuestMemory::take_chunks(MemoryBuild& m, devx::BatchResult& res) const {
@@ -292,12 +293,12 @@ Result<void> GuestMemory::add_indirect(MemoryBuild& m, devx::Batch& b) const {
     MLX5A_CHECK(in);
     auto c = devx::Command::create_obj(ctx_, std::move(*in), prm::kCreateMkeyOutBytes);
     for (size_t i = 0; i < chunks.size(); i++) {
-        const auto entry = int32_t(m.chunks_at + i % m.chains);
-        const auto umem_step = uint16_t(2 * (i / m.chains));
+        const auto [entry, umem_step] = m.chunk_at(i, 0);
+        const auto mkey_step = m.chunk_at(i, 1).second;
         for (size_t k = of_chunk[i].first; k < of_chunk[i].second; k++) {
             const prm::KlmMkeyFields f = prm::klm_mkey_fields(k);
-            c.ids_from.push_back({f.index, uint16_t(umem_step + 1), entry});
-            c.ids_from.push_back({f.variant, umem_step, entry});
+            c.ids_from.push_back({f.index, uint16_t(mkey_step), int32_t(entry)});
+            c.ids_from.push_back({f.variant, uint16_t(umem_step), int32_t(entry)});
         }
     }
     m.indirect_variant = attr.mkey_7_0;

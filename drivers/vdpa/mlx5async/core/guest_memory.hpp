@@ -117,7 +117,11 @@ struct MemoryBuild {
     size_t chains = 1;            // entries (add_chunks)
     size_t indirect_at = 0;       // the indirect mkey's entry (add_indirect)
     uint8_t indirect_variant = 0; // its mkey value's low byte
-    // Chunk i's umem registration (step 0) or direct mkey (step 1).
+    // Chunk i's umem registration (step 0) or direct mkey (step 1): its
+    // entry in the batch and its step in that entry's chain.
+    std::pair<size_t, size_t> chunk_at(size_t chunk, size_t step) const {
+        return {chunks_at + chunk % chains, 2 * (chunk / chains) + step};
+    }
     devx::StepResult& chunk_step(devx::BatchResult& res, size_t chunk, size_t step) const;
 };
 
