@@ -197,7 +197,7 @@ Result<void> start_all(std::vector<std::unique_ptr<core::Device>>& devs, const G
     return first;
 }
 
-void destination_start(benchmark::State& st, core::Strategy s) {
+void destination_start(benchmark::State& st, core::Strategy s, const devx::EngineOptions& switches = {}) {
     const uint64_t gib = uint64_t(st.range(0));
     const uint32_t devices = uint32_t(st.range(1));
     const bool precreated = st.range(2) != 0;
@@ -217,6 +217,7 @@ void destination_start(benchmark::State& st, core::Strategy s) {
         c.queues = precreated ? kVirtqs / 2 : 0;
         c.queue_size = 256;
         c.strategy = s;
+        c.engine_switches = switches;
         auto dev = core::Device::open(c, "bench-dst" + std::to_string(opened++));
         if (!dev) return st.SkipWithError(("device: " + to_string(dev.error())).c_str());
         for (uint16_t i = 0; i < kVirtqs; i++) (*dev)->set_vring_state(i, true);
@@ -286,6 +287,14 @@ void register_destination() {
             }
         b->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
     }
+    // The engine's switch that acts on this batch's mix of chains
+    // (doc/engine.md, "Heuristics"), off, beside the row above with it on.
+    auto* off = benchmark::RegisterBenchmark(
+        "BM_DestinationSwitchOff/hand_back_token_waits/strategy:async", [](benchmark::State& st) {
+            destination_start(st, core::Strategy::Async, {.hand_back_token_waits = false});
+        });
+    off->ArgNames({"guest_gib", "devices", "precreated", "page_kib", "concurrent"})->Args({4, 1, 0, 4, 0});
+    off->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 }
 
 }  // namespace mlx5async::bench

@@ -6,7 +6,9 @@ sequential in the same run; then the issue's target row. Rows whose
 virtqs are created by the start (not pre-created) come in a second table,
 with the model's limit for the same work done memory first, virtqs after
 (`unshared_ms`); rows of a guest on hugepages (2 MiB, 1 GiB: the model's
-page counts) in a third, next to the same guest on 4 KiB pages.
+page counts) in a third, next to the same guest on 4 KiB pages; last, an
+engine switch off (BM_DestinationSwitchOff) beside the same start with all
+on, and whether it is worse beyond the all-on spread (max - min).
 
   bench_destination.py RAW.json OUT.json"""
 import json
@@ -16,6 +18,8 @@ import sys
 
 NAME = re.compile(r"BM_DestinationStart/strategy:(\w+)/guest_gib:(\d+)/devices:(\d+)/precreated:(\d)/"
                   r"page_kib:(\d+)/concurrent:(\d)/")
+SWITCH_OFF = re.compile(r"BM_DestinationSwitchOff/(\w+)/strategy:(\w+)/guest_gib:(\d+)/devices:(\d+)/"
+                        r"precreated:(\d)/page_kib:(\d+)/concurrent:(\d)/")
 TARGET = (256, 4)  # guest GiB, devices: async <= 1.25x ideal, >= 3x sequential
 # and, started side by side: concurrent <= 1.25x its ideal, >= 2.5x faster than serial
 
@@ -23,10 +27,16 @@ TARGET = (256, 4)  # guest GiB, devices: async <= 1.25x ideal, >= 3x sequential
 def main(raw_path, out_path):
     with open(raw_path) as f:
         doc = json.load(f)
-    runs = {}
+    runs, off_runs = {}, {}
     for b in doc["benchmarks"]:
-        m = NAME.match(b["name"])
-        if not m or b.get("run_type") == "aggregate" or b.get("error_occurred"):
+        if b.get("run_type") == "aggregate" or b.get("error_occurred"):
+            continue
+        m, off = NAME.match(b["name"]), SWITCH_OFF.match(b["name"])
+        if off:  # the key of the all-on row it stands beside
+            key = (off.group(1), (off.group(2), int(off.group(3)), int(off.group(4)), off.group(5) == "1",
+                                  int(off.group(6)), "concurrent" if off.group(7) == "1" else "serial"))
+            off_runs.setdefault(key, []).append(b["measured_ms"])
+        if not m:
             continue
         key = (m.group(1), int(m.group(2)), int(m.group(3)), m.group(4) == "1", int(m.group(5)),
                "concurrent" if m.group(6) == "1" else "serial")
@@ -42,10 +52,21 @@ def main(raw_path, out_path):
         if r["unshared"] is not None:
             row["unshared_ms"] = round(r["unshared"], 3)
         rows.append(row)
+    switches = []
+    for (name, key), ms in sorted(off_runs.items()):
+        on = runs.get(key)
+        if not on:
+            continue
+        s, g, d, pre, page, starts = key
+        switches.append({"switch": name, "strategy": s, "guest_gib": g, "devices": d,
+                         "virtqs_precreated": pre, "page_kib": page, "starts": starts,
+                         "ideal_ms": round(on["ideal"], 3), "on_median_ms": round(statistics.median(on["ms"]), 3),
+                         "on_spread_ms": round(max(on["ms"]) - min(on["ms"]), 3),
+                         "off_median_ms": round(statistics.median(ms), 3), "runs": len(ms)})
     ctx = doc.get("context", {})
     with open(out_path, "w") as f:
         json.dump({"profile": ctx.get("profile"), "git_revision": ctx.get("git_revision"),
-                   "rows": rows}, f, indent=1)
+                   "rows": rows, "switches_off": switches}, f, indent=1)
     by = {(r["strategy"], r["guest_gib"], r["devices"], r["virtqs_precreated"]): r
           for r in rows if r["page_kib"] == 4 and r["starts"] == "serial"}
     print(f"destination start (dev_conf entry to every virtq RDY), 32 virtqs per device, "
@@ -114,6 +135,7 @@ def main(raw_path, out_path):
             print(f"target {TARGET[0]} GiB x {TARGET[1]} devices started side by side: concurrent/ideal "
                   f"{over:.2f} (<= 1.25: {'met' if over <= 1.25 else 'NOT met'}), serial/concurrent "
                   f"{speed:.1f}x (>= 2.5: {'met' if speed >= 2.5 else 'NOT met'})")
+    print_switches(switches)
     a, s = by.get(("async",) + TARGET + (True,)), by.get(("sequential",) + TARGET + (True,))
     if a and s:
         over, speed = a["median_ms"] / a["ideal_ms"], s["median_ms"] / a["median_ms"]
@@ -121,6 +143,24 @@ def main(raw_path, out_path):
         print(f"target {TARGET[0]} GiB x {TARGET[1]} devices: async/ideal {over:.2f} (<= 1.25: "
               f"{'met' if over <= 1.25 else 'NOT met'}), sequential/async {speed:.1f}x (>= 3: "
               f"{'met' if speed >= 3 else 'NOT met'})")
+
+
+def print_switches(switches):
+    if not switches:
+        return
+    print()
+    print("an engine switch off beside the same start with all on (doc/engine.md, \"Heuristics\"); "
+          "spread: max - min of the all-on repetitions:")
+    print()
+    print("| switch off | guest GiB | virtqs | all-on ms | spread ms | off ms | all-on/ideal | off/ideal "
+          "| off worse beyond spread |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in switches:
+        worse = r["off_median_ms"] - r["on_median_ms"] > r["on_spread_ms"]
+        print(f"| {r['switch']} | {r['guest_gib']} | {'pre-created' if r['virtqs_precreated'] else 'created'} "
+              f"| {r['on_median_ms']:.1f} | {r['on_spread_ms']:.1f} | {r['off_median_ms']:.1f} "
+              f"| {r['on_median_ms'] / r['ideal_ms']:.2f} | {r['off_median_ms'] / r['ideal_ms']:.2f} "
+              f"| {'yes' if worse else 'no'} |")
 
 
 if __name__ == "__main__":

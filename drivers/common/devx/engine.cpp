@@ -211,8 +211,14 @@ void Engine::Impl::run_steps(Job& job) noexcept {
                 }
                 // A blocking step runs on with the same admission, when of the same class.
                 if (throttled != held_throttled) {
+                    // Into the throttle: a free token, or the chain goes back
+                    // to the loop, which queues it behind the jobs waiting
+                    // for a worker (hand_back_token_waits).
+                    const bool token = throttled && opt.hand_back_token_waits && throttle.try_acquire();
+                    if (throttled && opt.hand_back_token_waits && !token) break;  // released below
                     leave(held_throttled);
-                    held = false;
+                    held = token;
+                    if (token) slots.acquire();  // token, then slot: admit()'s order
                 }
             } else {
                 leave(held_throttled);  // threads: admitted per blocking call, as in the kernel

@@ -113,6 +113,11 @@ struct EngineOptions {
     // Entries whose first step is outside the throttle are queued first;
     // false: batch order.
     bool unthrottled_first = true;
+    // A chain whose next step needs a throttle token that is not free goes
+    // back to the loop, which queues it behind the jobs waiting for a worker,
+    // instead of holding its worker until a token frees; false: it waits on
+    // its worker.
+    bool hand_back_token_waits = true;
     std::string thread_prefix = "mlx5a-wk";
 };
 

@@ -155,5 +155,57 @@ TEST_F(EngineSwitches, UnthrottledFirstIssuesCommandsOutsideTheThrottleFirst) {
     }
 }
 
+// Eight chains of a command outside the throttle then a MODIFY (held by the
+// device), and one more entry outside the throttle, on as many workers as
+// slots: four MODIFYs take the four tokens. With the switch the four chains
+// left without a token hand their workers back, and the last entry is
+// issued while the MODIFYs are held; without it they wait on their
+// workers, which are all taken, and it is issued only once a MODIFY
+// completed.
+TEST_F(EngineSwitches, HandBackTokenWaitsFreesTheWorkersOfChainsWithoutAToken) {
+    Context ctx(&FakeDevx::api(), fake_.ctx());
+    constexpr uint16_t kLast = uint16_t(prm::Opcode::ALLOC_PD);
+    for (bool on : {true, false}) {
+        EngineOptions o = four_in_flight();
+        o.sense_fast_commands = false;  // every worker awake: the order is the queue's
+        o.hand_back_token_waits = on;
+        Engine& eng = engine(o);
+        fake_.set_script([on](const FakeCall& c) {
+            FakeReply r;
+            r.hold = c.op == FakeOp::Modify || (on && c.opcode == kLast);
+            return r;
+        });
+        auto general = [&](uint16_t opcode, int q) {
+            std::vector<std::byte> in(prm::kGeneralObjInHdrBytes);
+            prm::write_general_obj_in({.opcode = opcode}, in);
+            return Command::general(ctx, std::move(in), 16, q);
+        };
+        Batch b;
+        for (int q = 0; q < 8; ++q) {
+            Entry e;
+            e.queue = q;
+            e.steps.push_back(general(uint16_t(prm::Opcode::QUERY_HCA_CAP), q));
+            e.steps.push_back(Command::modify_virtq_state(vqs_[size_t(q)], prm::VirtqState::RDY, q));
+            b.add(std::move(e));
+        }
+        b.add(general(kLast, 8));
+        size_t before = fake_.trace().size();
+        auto fut = std::async(std::launch::async, [&] { return eng.run(std::move(b), kGenerous); });
+        // The four MODIFYs with a token, and (switch on) the last entry.
+        ASSERT_TRUE(fake_.wait_held(on ? 5 : 4, kGenerous)) << "hand_back_token_waits " << on;
+        fake_.set_script(nullptr);
+        fake_.release_all();
+        BatchResult res = fut.get();
+        ASSERT_TRUE(res.ok()) << "hand_back_token_waits " << on;
+        std::vector<FakeEvent> t = fake_.trace();
+        size_t last_issued = 0, first_modify_done = 0;
+        for (size_t i = t.size(); i-- > before;) {
+            if (t[i].kind == FakeEvent::Issue && t[i].op == FakeOp::General) last_issued = std::max(last_issued, i);
+            if (t[i].kind == FakeEvent::Complete && t[i].op == FakeOp::Modify) first_modify_done = i;
+        }
+        EXPECT_EQ(last_issued < first_modify_done, on) << "hand_back_token_waits " << on;
+    }
+}
+
 }  // namespace
 }  // namespace mlx5async::devx

@@ -27,8 +27,9 @@ Commands::Commands(const devx::DevxApi& api, const devx::Context& ctx, std::stri
 
 Commands::~Commands() { shutdown(); }
 
-Result<void> Commands::make_engine(Strategy s, uint32_t max_inflight, uint32_t threads) {
-    devx::EngineOptions o;
+Result<void> Commands::make_engine(const devx::EngineOptions& switches, Strategy s, uint32_t max_inflight,
+                                   uint32_t threads) {
+    devx::EngineOptions o = switches;
     o.strategy = s;
     o.max_inflight = max_inflight;
     o.workers = s == Strategy::Threads ? threads : 0;

@@ -67,7 +67,8 @@ public:
     // A new engine (the first, or another strategy or throttle); Busy while
     // commands of the old one are unanswered (it would not know the slots
     // they hold, and shutting it down waits for them).
-    Result<void> make_engine(Strategy s, uint32_t max_inflight, uint32_t threads);
+    Result<void> make_engine(const devx::EngineOptions& switches, Strategy s, uint32_t max_inflight,
+                             uint32_t threads);
     // One batch: `timeout_ms` per wave of commands it needs (a memory batch
     // comes as one per chunk kind: 1 TiB is 1024 umems), its spans traced,
     // its timing added to `t`.

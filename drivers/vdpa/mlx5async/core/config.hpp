@@ -48,6 +48,10 @@ struct DeviceConfig {
     // listens) rather than listening.
     std::string vhost_socket;
     bool vhost_client = false;
+    // The engine's heuristic switches (devx::EngineOptions; no devarg:
+    // benchmarks compare them). Its strategy, throttle and workers come from
+    // the fields above.
+    devx::EngineOptions engine_switches;
 
     bool is_emulated() const { return !emu_spec.empty(); }
 };
