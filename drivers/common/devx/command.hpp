@@ -212,6 +212,15 @@ struct BatchResult {
     unsigned peak_slots = 0;     // of the command slots
     std::chrono::nanoseconds elapsed{0};
     bool ok() const noexcept { return failed == 0 && timed_out == 0 && cancelled == 0; }
+
+    BatchResult() = default;
+    BatchResult(BatchResult&&) = default;
+    BatchResult& operator=(BatchResult&&) = default;
+    // Last entry first: an entry may name what an earlier one made (a
+    // virtq's CREATE its ring's umems, the indirect mkey the chunks' mkeys).
+    ~BatchResult() {
+        while (!entries.empty()) entries.pop_back();
+    }
 };
 
 }  // namespace mlx5async::devx

@@ -114,6 +114,33 @@ TEST_F(EngineDependencies, AnEntryRunsAfterThoseItNamesAndTakesTheirIds) {
     }
 }
 
+// A result nobody took its objects from releases them last entry first:
+// entry 2's object names entry 0's and 1's, which the device keeps until it
+// is gone.
+TEST_F(EngineDependencies, AResultReleasesItsEntriesLastFirst) {
+    Batch b;
+    b.add(create(0));
+    b.add(create(1));
+    Entry e;
+    e.queue = 2;
+    e.steps.push_back(create(2));
+    e.steps[0].ids_from = {{kWide, 0, 0}, {kLowByte, 0, 1}};
+    b.add(std::move(e));
+    std::vector<uint32_t> made;
+    size_t before = 0;
+    {
+        BatchResult r = engine(Strategy::Async).run(std::move(b), kGenerous);
+        ASSERT_TRUE(r.ok());
+        for (const auto& entry : r.entries) made.push_back(entry.steps[0].made().id);
+        before = fake_.trace().size();
+    }
+    std::vector<uint32_t> destroyed;
+    const auto t = fake_.trace();
+    for (size_t i = before; i < t.size(); ++i)
+        if (t[i].kind == FakeEvent::Issue && t[i].op == FakeOp::Destroy) destroyed.push_back(t[i].obj_id);
+    EXPECT_EQ(destroyed, std::vector<uint32_t>(made.rbegin(), made.rend()));
+}
+
 // Entry 0 fails: entry 2 (after 0) and entry 3 (after 2) are Cancelled,
 // never issued; entry 1 and entry 4 (after 1) are not touched by it.
 TEST_F(EngineDependencies, AFailureCancelsWhatWaitsForItAndNothingElse) {
