@@ -191,11 +191,13 @@ TEST_F(Pair, ACallfdAtItsLimitBlocksNothing) {
 }
 
 // A start that creates its virtqs makes each ring's event QP as one chain
-// (umem, CQ, both QPs, their connection) in the batch of the virtqs' umems.
-// One ring's INIT2RTR is refused, or never answered before the deadline:
+// (CQ, both QPs, their connection) in the batch of the virtqs' umems, after
+// the ring's chain of umems (the QP's among them). One ring's INIT2RTR is
+// refused, or never answered before the deadline:
 // the start fails naming the step, the other rings keep their event QPs
 // (nothing is made twice), the failed chain's objects are released once
-// the device answers, and the next start creates what is missing.
+// the device answers, its umem (another chain's step) after them, and the
+// next start creates what is missing.
 struct EventQpFault : Interrupts, ::testing::WithParamInterface<bool> {};
 
 TEST_P(EventQpFault, OneRingsChainFailsTheOthersKeepTheirsAndTheNextStartEndsIt) {
@@ -223,16 +225,51 @@ TEST_P(EventQpFault, OneRingsChainFailsTheOthersKeepTheirsAndTheNextStartEndsIt)
         auto c = emu_dev().object_counts();
         return c.cqs == base.cqs + 3 && c.qps == base.qps + 6;
     })) << "cqs " << emu_dev().object_counts().cqs << ", qps " << emu_dev().object_counts().qps;
+    const size_t umems = emu_dev().object_counts().umems;  // the failed chain's umem among them
     ASSERT_TRUE(dev->configure(g));
     EXPECT_EQ(phases(4), std::vector<VqPhase>(4, VqPhase::Ready));
     auto c = emu_dev().object_counts();
     EXPECT_EQ(c.cqs, base.cqs + 4);
     EXPECT_EQ(c.qps, base.qps + 8);
+    EXPECT_EQ(c.umems, umems) << "the failed chain's umem deregistered, the new chain's registered";
     for (uint16_t i = 0; i < 4; i++) EXPECT_NE(fw(i).attr.event_qpn_or_msix, 0u) << "ring " << i;
 }
 
 INSTANTIATE_TEST_SUITE_P(Start, EventQpFault, ::testing::Values(false, true),
                          [](const auto& i) { return i.param ? "hang" : "refused"; });
+
+// A ring's event-QP umem is registered in the ring's own chain, after its
+// three virtq umems. Refused for the one ring a start adds: the start fails
+// naming it, the ring gets no CQ, QP or virtq (their commands wait for that
+// chain and are never issued), and the next start makes them.
+TEST_F(Interrupts, ARefusedEventQpUmemFailsTheStartAndTheNextMakesIt) {
+    open("cx7", 0);
+    auto g = guest_in_ram(3);
+    enable_all(2);
+    ASSERT_TRUE(dev->configure(g));  // rings 0 and 1, and the memory
+    const auto base = emu_dev().object_counts();
+    emu::FaultRule r;
+    r.match.opcode = uint16_t(prm::Opcode::CREATE_UMEM);
+    r.match.nth = 4;  // ring 2's chain: its three umems, then its event QP's
+    r.status = uint8_t(prm::Status::BAD_PARAM_ERR);
+    emu_dev().faults().add(r);
+    enable_all(3);
+    auto res = dev->configure(g);
+    ASSERT_FALSE(res);
+    EXPECT_NE(res.error().what.find("virtq 2: event QP umem"), std::string::npos) << to_string(res.error());
+    emu_dev().faults().clear();
+    auto c = emu_dev().object_counts();
+    EXPECT_EQ(c.cqs, base.cqs);
+    EXPECT_EQ(c.qps, base.qps);
+    EXPECT_EQ(phases(3)[2], VqPhase::Absent);
+    ASSERT_TRUE(dev->configure(g));
+    EXPECT_EQ(phases(3), std::vector<VqPhase>(3, VqPhase::Ready));
+    c = emu_dev().object_counts();
+    EXPECT_EQ(c.cqs, base.cqs + 1);
+    EXPECT_EQ(c.qps, base.qps + 2);
+    EXPECT_EQ(c.umems, base.umems + 4) << "ring 2's virtq umems kept from the failed start, its QP's added";
+    EXPECT_NE(fw(2).attr.event_qpn_or_msix, 0u);
+}
 
 TEST_F(Interrupts, EventModeNoneKeepsNoMsix) {
     event_mode = EventMode::None;

@@ -59,28 +59,28 @@ Result<void> Device::Impl::prepare_start(const std::vector<MemRegion>& table, co
     return first_error(mem_err, obj_err);
 }
 
-// The virtqs' small umems go first: the firmware writes translations in
-// the order it takes the commands, so behind the chunks' they would wait
-// for all of them. The event QPs' chains follow (their umems are small
-// too), then the chunks' chains on half the command slots: behind the
-// chunks the event QPs, and the CREATEs that wait for them, end after the
-// memory (./run bench, the 4 GiB start that creates its virtqs: 13.4 ms
-// against 10.2). The CREATEs and the indirect mkey come last: each waits
-// for what it names. The indirect mkey stays in `res` for the caller
-// (GuestMemory::take_indirect).
+// The virtqs' small umems go first, the event QPs' among them: the
+// firmware writes translations in the order it takes the commands, so
+// behind the chunks' they would wait for all of them. The chunks' chains
+// follow, on half the command slots, ahead of the event QPs' other
+// commands (each chain waits for its ring's umems: a worker each, with
+// the chunks behind them). The CREATEs and the indirect mkey come last:
+// each waits for what it names. The indirect mkey stays in `res` for the
+// caller (GuestMemory::take_indirect).
 Result<void> Device::Impl::make_objects(std::vector<ObjectBuild>& objs, MemoryBuild* m,
                                         Result<void>& mem_err, devx::BatchResult& res) {
     const BatchKind kind = m ? BatchKind::Memory : BatchKind::Setup;
     devx::Batch b;
-    for (ObjectBuild& o : objs)
-        if (auto r = add_virtq_resources(o, b); !r) return mem_err = r;  // nothing issued
     for (ObjectBuild& o : objs) {
-        auto eqps = irqs.add_event_qps(o.rings, o.size, ctx, transport.pdn(), b);
+        auto eqps = irqs.plan_event_qps(o.rings, o.size);
         if (!eqps) return mem_err = unexpected(eqps.error());  // nothing issued
         o.eqps = std::move(*eqps);
+        if (auto r = add_virtq_resources(o, b); !r) return mem_err = r;  // nothing issued
     }
     if (m) mem_err = mem->add_chunks(*m, b);
     if (!mem_err) return mem_err;  // nothing issued
+    for (ObjectBuild& o : objs)
+        if (auto r = irqs.add_event_qps(o.eqps, ctx, transport.pdn(), b); !r) return mem_err = r;  // nothing issued
     for (ObjectBuild& o : objs)
         if (auto r = add_virtq_creates(o, b); !r) return mem_err = r;  // nothing issued
     if (m) mem_err = mem->add_indirect(*m, b);

@@ -27,8 +27,8 @@ size_t failed_step(const devx::EntryResult& e) {
     return at;
 }
 
-Error step_error(const devx::EntryResult& e, uint16_t ring, size_t step, const char* what) {
-    Error err = e.steps.at(step).error();
+Error step_error(const devx::StepResult& s, uint16_t ring, const char* what) {
+    Error err = s.error();
     err.what = "virtq " + std::to_string(ring) + ": " + what + ": " + prm::describe(err);
     return err;
 }
@@ -48,14 +48,20 @@ prm::QpAttr receive_only_rc_qp(uint32_t pdn, prm::QpRqType rq) {
 
 namespace {
 
-// A ring's chain, by step index: the umem, the CQ, both QPs, then the
-// firmware QP's three transitions and ours.
-enum Step : uint16_t { kUmem, kCq, kFwQp, kSwQp, kFwRst2Init, kSwRst2Init = kFwRst2Init + 3 };
+// A ring's chain, by step index: the CQ, both QPs, then the firmware QP's
+// three transitions and ours.
+enum Step : uint16_t { kCq, kFwQp, kSwQp, kFwRst2Init, kSwRst2Init = kFwRst2Init + 3 };
+
+// Where a command takes the umem's id into `f`: the step of another chain
+// that registers it.
+devx::Command::IdFrom umem_id(const prm::Field& f, const EventQp::Build::At& umem) {
+    return {f, umem.step, int32_t(umem.entry)};
+}
 
 // The CQ (collapsed: the device rewrites CQE 0 for every completion) in
-// the umem step kUmem registers.
+// the umem `umem` registers.
 Result<devx::Command> create_cq(const devx::Context& ctx, uint32_t uar_page, uint32_t eqn, uint8_t log_n,
-                                uint16_t ring) {
+                                const EventQp::Build::At& umem, uint16_t ring) {
     prm::CqAttr a;
     a.cc = true;
     a.log_cq_size = log_n;
@@ -69,14 +75,14 @@ Result<devx::Command> create_cq(const devx::Context& ctx, uint32_t uar_page, uin
     MLX5A_CHECK(prm::encode_create_cq(a, in));
     auto c = devx::Command::create_obj(ctx, std::move(in), prm::kEventQpCmdBytes, ring);
     const auto f = prm::create_cq_umem_fields();
-    c.ids_from = {{f.dbr_umem_id, kUmem}, {f.cq_umem_id, kUmem}};
+    c.ids_from = {umem_id(f.dbr_umem_id, umem), umem_id(f.cq_umem_id, umem)};
     return c;
 }
 
 // The firmware QP (no SQ, zero-length RQ: the device owns it) and ours (a
 // receive queue of 2^log_n 16-byte WQEs in the umem, completing into the CQ).
 Result<devx::Command> create_qp(const devx::Context& ctx, uint32_t pdn, uint32_t uar_page, uint8_t log_n,
-                                bool ours, uint16_t ring) {
+                                bool ours, const EventQp::Build::At& umem, uint16_t ring) {
     prm::QpAttr a = receive_only_rc_qp(pdn, ours ? prm::QpRqType::REGULAR : prm::QpRqType::ZERO_LEN);
     if (ours) {
         a.log_rq_size = log_n;
@@ -92,7 +98,8 @@ Result<devx::Command> create_qp(const devx::Context& ctx, uint32_t pdn, uint32_t
     auto c = devx::Command::create_obj(ctx, std::move(in), prm::kEventQpCmdBytes, ring);
     if (ours) {
         const auto f = prm::create_qp_made_fields();
-        c.ids_from = {{f.cqn_rcv, kCq}, {f.cqn_snd, kCq}, {f.dbr_umem_id, kUmem}, {f.wq_umem_id, kUmem}};
+        c.ids_from = {{f.cqn_rcv, kCq}, {f.cqn_snd, kCq}, umem_id(f.dbr_umem_id, umem),
+                      umem_id(f.wq_umem_id, umem)};
     }
     return c;
 }
@@ -121,7 +128,6 @@ Result<void> connect(devx::Entry& e, const devx::Context& ctx, Step self, Step p
 }
 
 const char* step_name(size_t step) {
-    if (step == kUmem) return "event QP umem";
     if (step == kCq) return "CREATE_CQ";
     if (step == kFwQp) return "CREATE_QP (firmware QP)";
     if (step == kSwQp) return "CREATE_QP (driver QP)";
@@ -130,29 +136,48 @@ const char* step_name(size_t step) {
 
 }  // namespace
 
-Result<EventQp::Build> EventQp::add(devx::Batch& b, const devx::Context& ctx, uint32_t pdn, uint32_t uar_page,
-                                    uint32_t eqn, std::span<const uint16_t> rings, uint8_t log_n) {
+Result<EventQp::Build> EventQp::plan(std::span<const uint16_t> rings, uint8_t log_n) {
     Build out;
     out.rings.assign(rings.begin(), rings.end());
     out.log_n = std::min(log_n, kMaxLog);
-    out.at = b.size();
-    std::vector<devx::Entry> chains;
-    for (uint16_t r : rings) {
+    out.umem_at.resize(rings.size());
+    for (size_t i = 0; i < rings.size(); i++) {
         auto m = devx::PageBuffer::alloc(kUmemBytes);
         MLX5A_CHECK(m);
         // CQE 0 says "WQE 0xffff completed": the first real completion (WQE 0)
         // then counts as one (DPDK mlx5_vdpa_cq_create does the same).
         prm::encode_cqe({.wqe_counter = 0xffff, .opcode = uint8_t(prm::CqeOpcode::INVALID), .owner = true},
                         std::span<std::byte, prm::kCqeBytes>(m->data() + kCqOffset, prm::kCqeBytes));
+        out.bufs.push_back(std::move(*m));
+    }
+    return out;
+}
+
+std::optional<size_t> EventQp::Build::index_of(uint16_t r) const {
+    auto it = std::find(rings.begin(), rings.end(), r);
+    if (it == rings.end()) return std::nullopt;
+    return size_t(it - rings.begin());
+}
+
+devx::Command EventQp::Build::reg_umem(const devx::Context& ctx, size_t i) const {
+    return devx::Command::reg_umem(ctx, bufs.at(i).data(), kUmemBytes, IBV_ACCESS_LOCAL_WRITE, rings.at(i));
+}
+
+Result<void> EventQp::add(devx::Batch& b, const devx::Context& ctx, uint32_t pdn, uint32_t uar_page,
+                          uint32_t eqn, Build& build) {
+    std::vector<devx::Entry> chains;
+    for (size_t i = 0; i < build.rings.size(); i++) {
+        const uint16_t r = build.rings[i];
+        if (!build.umem_at[i])
+            return fail(Errc::InvalidArgument, "virtq " + std::to_string(r) + ": event QP umem not in the batch");
+        const Build::At& umem = *build.umem_at[i];
         devx::Entry e;
         e.queue = r;
-        e.steps.push_back(devx::Command::reg_umem(ctx, m->data(), kUmemBytes, IBV_ACCESS_LOCAL_WRITE, r));
-        out.bufs.push_back(std::move(*m));
-        auto cq = create_cq(ctx, uar_page, eqn, out.log_n, r);
+        auto cq = create_cq(ctx, uar_page, eqn, build.log_n, umem, r);
         MLX5A_CHECK(cq);
         e.steps.push_back(std::move(*cq));
         for (bool ours : {false, true}) {
-            auto qp = create_qp(ctx, pdn, uar_page, out.log_n, ours, r);
+            auto qp = create_qp(ctx, pdn, uar_page, build.log_n, ours, umem, r);
             MLX5A_CHECK(qp);
             e.steps.push_back(std::move(*qp));
         }
@@ -160,31 +185,41 @@ Result<EventQp::Build> EventQp::add(devx::Batch& b, const devx::Context& ctx, ui
         MLX5A_CHECK(connect(e, ctx, kSwQp, kFwQp, r));
         chains.push_back(std::move(e));
     }
+    build.at = b.size();
     for (auto& e : chains) b.add(std::move(e));
-    return out;
+    return {};
 }
 
 std::optional<devx::Command::IdFrom> EventQp::Build::fw_qpn_from(uint16_t r, const prm::Field& f) const {
-    auto it = std::find(rings.begin(), rings.end(), r);
-    if (it == rings.end()) return std::nullopt;
-    return devx::Command::IdFrom{f, kFwQp, int32_t(at + size_t(it - rings.begin()))};
+    auto i = index_of(r);
+    if (!i) return std::nullopt;
+    return devx::Command::IdFrom{f, kFwQp, int32_t(at + *i)};
 }
 
-std::vector<EventQp> EventQp::take(Build& build, devx::BatchResult& res,
-                                   std::vector<devx::PageBuffer>& late, Result<void>& first) {
+std::vector<EventQp> EventQp::take(Build& build, devx::BatchResult& res, std::vector<devx::PageBuffer>& late,
+                                   std::vector<devx::Umem>& parked, Result<void>& first) {
     std::vector<EventQp> qps(build.rings.size());
     for (size_t i = 0; i < build.rings.size(); i++) {
         auto& e = res.entries.at(build.at + i);
-        if (!e.ok()) {
-            // Unanswered or released with the result: the memory outlives both.
-            if (e.steps[kUmem].state != devx::StepState::Failed) late.push_back(std::move(build.bufs[i]));
+        const Build::At& at = build.umem_at.at(i).value();
+        auto& umem = res.entries.at(at.entry).steps.at(at.step);
+        if (umem.ok() && !e.ok()) {
+            devx::Umem u = std::move(umem.umem);
+            u.own(build.bufs[i]);
+            parked.push_back(std::move(u));
+        } else if (!umem.ok() && umem.state != devx::StepState::Failed) {
+            late.push_back(std::move(build.bufs[i]));  // unanswered: the kernel may still pin it
+        }
+        if (!umem.ok() || !e.ok()) {
             const size_t k = failed_step(e);
-            if (first) first = unexpected(step_error(e, build.rings[i], k, step_name(k)));
+            if (first)
+                first = unexpected(umem.ok() ? step_error(e.steps.at(k), build.rings[i], step_name(k))
+                                             : step_error(umem, build.rings[i], "event QP umem"));
             continue;
         }
         EventQp& q = qps[i];
         q.log_n_ = build.log_n;
-        q.mem_ = std::move(e.steps[kUmem].umem);
+        q.mem_ = std::move(umem.umem);
         q.mem_.own(build.bufs[i]);
         q.cq_ = std::move(e.steps[kCq].obj);
         q.fw_qp_ = std::move(e.steps[kFwQp].obj);

@@ -35,28 +35,47 @@ public:
     EventQp(EventQp&&) = default;
     EventQp& operator=(EventQp&&) = default;
 
-    // Event QPs in the making: one chain per ring in a batch the caller may
-    // share (its umem, CQ, both QPs, then both QPs' RST->INIT->RTR->RTS,
-    // each step naming what the steps before made), then taken from the
-    // batch's result.
+    // Event QPs in the making, in a batch the caller shares: each ring's
+    // umem registration a step of a chain the caller places (plan, then
+    // reg_umem), then one chain per ring (add: its CQ, both QPs, both QPs'
+    // RST->INIT->RTR->RTS, each naming what the steps before made and the
+    // umem), then taken from the batch's result.
     struct Build {
+        struct At {
+            size_t entry = 0;
+            uint16_t step = 0;
+        };
         std::vector<uint16_t> rings;
-        std::vector<devx::PageBuffer> bufs;  // each ring's umem memory
+        std::vector<devx::PageBuffer> bufs;     // each ring's umem memory
+        std::vector<std::optional<At>> umem_at;  // where each ring's umem is registered
         uint8_t log_n = 0;
-        size_t at = 0;  // first entry in the batch
+        size_t at = 0;  // first chain in the batch
+        // Ring r's index in `rings`, or nullopt: no event QP to make for r.
+        std::optional<size_t> index_of(uint16_t r) const;
+        // Registers ring i's umem; the caller adds it to a chain of the batch
+        // and records where in umem_at[i].
+        devx::Command reg_umem(const devx::Context& ctx, size_t i) const;
         // Where a command of the batch takes ring r's firmware QP number
         // into `f` (its chain's CREATE_QP), or nullopt: no chain for r.
         std::optional<devx::Command::IdFrom> fw_qpn_from(uint16_t r, const prm::Field& f) const;
     };
-    // 2^log_n receive WQEs each (at most kMaxLog), CQE 0 set to "nothing yet".
-    static Result<Build> add(devx::Batch& b, const devx::Context& ctx, uint32_t pdn, uint32_t uar_page,
-                             uint32_t eqn, std::span<const uint16_t> rings, uint8_t log_n);
+    // The umems' memory: 2^log_n receive WQEs each (at most kMaxLog), CQE 0
+    // set to "nothing yet".
+    static Result<Build> plan(std::span<const uint16_t> rings, uint8_t log_n);
+    // The chains, each after the chain that registers its umem; a ring whose
+    // umem has no place in the batch is InvalidArgument (nothing added).
+    static Result<void> add(devx::Batch& b, const devx::Context& ctx, uint32_t pdn, uint32_t uar_page,
+                            uint32_t eqn, Build& build);
     // The pairs in ring order, their receive WQEs posted; a ring whose chain
-    // did not complete gets none (false), leaves its buffer in `late` (a
-    // registration may still pin it), and the first such names its ring and
-    // command in `err`.
-    static std::vector<EventQp> take(Build& build, devx::BatchResult& res,
-                                     std::vector<devx::PageBuffer>& late, Result<void>& err);
+    // did not complete (or whose umem's did not) gets none (false), leaves
+    // its buffer in `late` (a registration may still pin it), and the first
+    // such names its ring and command in `err`.
+    // A ring whose umem was registered but whose chain did not complete
+    // leaves the umem (its buffer owned) in `parked` instead: the objects the
+    // chain made name it until they go (with the batch's result, or with a
+    // job that comes back after the deadline).
+    static std::vector<EventQp> take(Build& build, devx::BatchResult& res, std::vector<devx::PageBuffer>& late,
+                                     std::vector<devx::Umem>& parked, Result<void>& err);
 
     explicit operator bool() const { return bool(fw_qp_); }
     const devx::DevxObj& cq() const { return cq_; }

@@ -35,22 +35,27 @@ Result<void> Interrupts::setup(const DeviceConfig& cfg, const devx::Context& ctx
 }
 
 // Created before their virtqs: a virtq names its firmware QP at CREATE.
-Result<EventQp::Build> Interrupts::add_event_qps(std::span<const uint16_t> rings, uint16_t size,
-                                                 const devx::Context& ctx, uint32_t pdn, devx::Batch& b) {
+Result<EventQp::Build> Interrupts::plan_event_qps(std::span<const uint16_t> rings, uint16_t size) {
+    std::erase_if(parked_, [](devx::Umem& u) { return u.try_dereg() == 0; });
     std::vector<uint16_t> todo;
     if (on())
         for (uint16_t r : rings)
             if (!qps_.at(r)) todo.push_back(r);
     uint8_t log_n = 0;
     while ((2u << log_n) <= size && log_n < EventQp::kMaxLog) log_n++;
-    return EventQp::add(b, ctx, pdn, uar_.page_id(), eqn_, todo, log_n);
+    return EventQp::plan(todo, log_n);
+}
+
+Result<void> Interrupts::add_event_qps(EventQp::Build& build, const devx::Context& ctx, uint32_t pdn,
+                                       devx::Batch& b) const {
+    return EventQp::add(b, ctx, pdn, uar_.page_id(), eqn_, build);
 }
 
 Result<void> Interrupts::take_event_qps(EventQp::Build& build, devx::BatchResult& res,
                                         std::vector<devx::PageBuffer>& late) {
     if (build.rings.empty()) return {};
     Result<void> first = {};
-    auto qps = EventQp::take(build, res, late, first);
+    auto qps = EventQp::take(build, res, late, parked_, first);
     for (size_t i = 0; i < build.rings.size(); i++) {
         if (!qps[i]) continue;
         const uint16_t r = build.rings[i];
@@ -87,6 +92,7 @@ uint64_t Interrupts::calls(uint16_t ring) const { return relay_ ? relay_->calls(
 void Interrupts::reset() {
     relay_.reset();
     qps_.clear();
+    parked_.clear();
     uar_.reset();
 }
 

@@ -34,11 +34,16 @@ public:
                        const prm::VirtioEmulationCaps& caps, size_t rings, const std::string& name);
     bool on() const { return relay_ != nullptr; }
 
-    // The event QPs of `rings` that have none, as chains added to `b` (a
-    // batch the start shares with its umems, counters and memory); a ring
+    // The event QPs of `rings` that have none (their umems' memory); a ring
     // of `size` entries gets as many receive WQEs, up to EventQp's maximum.
-    Result<EventQp::Build> add_event_qps(std::span<const uint16_t> rings, uint16_t size,
-                                         const devx::Context& ctx, uint32_t pdn, devx::Batch& b);
+    // The caller places each umem's registration in a chain of its batch
+    // (EventQp::Build::reg_umem), then adds their chains (a batch the start
+    // shares with its umems, counters and memory).
+    // Umems an earlier start's failed chains left (EventQp::take) are
+    // deregistered here once nothing names them.
+    Result<EventQp::Build> plan_event_qps(std::span<const uint16_t> rings, uint16_t size);
+    Result<void> add_event_qps(EventQp::Build& build, const devx::Context& ctx, uint32_t pdn,
+                               devx::Batch& b) const;
     // Takes them from the batch's result, each attached to the relay; the
     // rings whose chain did not complete have none (the first names its ring
     // and command) and leave their buffer in `late`.
@@ -64,6 +69,9 @@ public:
 private:
     uint32_t eqn_ = 0;
     devx::Uar uar_;
+    // Event-QP umems of chains that failed, their buffers owned:
+    // deregistered once nothing names them (plan_event_qps, reset).
+    std::vector<devx::Umem> parked_;
     std::vector<EventQp> qps_;           // per ring; sized once (the relay points into it)
     std::unique_ptr<IrqRelay> relay_;    // null: interrupts off
 };

@@ -12,6 +12,18 @@
 #include "device_impl.hpp"
 
 namespace mlx5async::core {
+namespace {
+
+// Step k of a chain was not issued because a step before it failed (or
+// went unanswered): the error to report is that step's.
+bool cancelled_for_an_earlier_step(const std::vector<devx::StepResult>& steps, size_t k) {
+    if (steps.at(k).state != devx::StepState::Cancelled) return false;
+    for (size_t j = 0; j < k; j++)
+        if (!steps[j].ok()) return true;
+    return false;
+}
+
+}  // namespace
 
 prm::VirtqAttr Device::Impl::base_attr(const Vq& vq, uint16_t size) const {
     prm::VirtqAttr a;
@@ -138,11 +150,12 @@ void Device::Impl::release_frontend_objects() {
 }
 
 // What a virtq object names at CREATE: its three umems and its counters
-// object, one chain per ring (and, interrupts on, its event QP: make_objects
-// adds its chain to the same batch, and take_virtq_resources takes it). In
-// one chain the counters (a general-object command) follow the ring's small
-// umems at once instead of queueing behind every unthrottled entry of the
-// batch (doc/engine.md, "Heuristics": unthrottled_first).
+// object, one chain per ring, with its event QP's umem (interrupts on: the
+// QP's own chain, after this one, makes the rest; take_virtq_resources
+// takes it). In one chain the counters (a general-object command) follow
+// the ring's small umems at once instead of queueing behind every
+// unthrottled entry of the batch (doc/engine.md, "Heuristics":
+// unthrottled_first).
 Result<void> Device::Impl::add_virtq_resources(ObjectBuild& o, devx::Batch& b) {
     const bool with_counters = gcaps.has_obj_type(uint16_t(prm::ObjType::VIRTIO_Q_COUNTERS));
     o.resources.clear();
@@ -160,6 +173,11 @@ Result<void> Device::Impl::add_virtq_resources(ObjectBuild& o, devx::Batch& b) {
             vq.umem_mem[n] = std::move(*mem);
             rr.umem_step[n] = int(e.steps.size());
             e.steps.push_back(devx::Command::reg_umem(ctx, vq.umem_mem[n].data(), sz, IBV_ACCESS_LOCAL_WRITE, r));
+        }
+        const auto eqp = o.eqps.index_of(r);
+        if (eqp) {
+            o.eqps.umem_at[*eqp] = EventQp::Build::At{b.size(), uint16_t(e.steps.size())};
+            e.steps.push_back(o.eqps.reg_umem(ctx, *eqp));
         }
         if (with_counters && !vq.counters) {
             std::vector<std::byte> in(prm::kCountersCreateInBytes);
@@ -202,7 +220,8 @@ Result<void> Device::Impl::take_virtq_resources(ObjectBuild& o, devx::BatchResul
         if (rr.counters_step < 0) continue;
         auto& s = steps.at(size_t(rr.counters_step));
         if (s.ok()) vq.counters = std::move(s.obj);
-        else first = first_error(first, unexpected(s.error()));
+        else if (!cancelled_for_an_earlier_step(steps, size_t(rr.counters_step)))  // else that one's error
+            first = first_error(first, unexpected(s.error()));
     }
     return first_error(first, irqs.take_event_qps(o.eqps, res, late_umem_mem));
 }
