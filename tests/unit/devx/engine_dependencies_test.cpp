@@ -45,6 +45,18 @@ protected:
         prm::set_bits(in, kTag.bit_offset, kTag.bit_width, tag);
         return Command::create_obj(ctx_, std::move(in), prm::kGeneralObjOutHdrBytes, int(tag));
     }
+    // Entries 0 and 1, and entry 2 whose CREATE takes both's ids.
+    Batch two_and_one_naming_both() {
+        Batch b;
+        b.add(create(0));
+        b.add(create(1));
+        Entry e;
+        e.queue = 2;
+        e.steps.push_back(create(2));
+        e.steps[0].ids_from = {{kWide, 0, 0}, {kLowByte, 0, 1}};
+        b.add(std::move(e));
+        return b;
+    }
     static uint32_t tag_of(const FakeCall& c) {
         return c.op == FakeOp::Create ? prm::get_bits(c.in, kTag.bit_offset, kTag.bit_width) : ~0u;
     }
@@ -84,14 +96,7 @@ TEST_F(EngineDependencies, AnEntryRunsAfterThoseItNamesAndTakesTheirIds) {
     for (Strategy s : kStrategies) {
         seen_.clear();
         script({0}, {});
-        Batch b;
-        b.add(create(0));
-        b.add(create(1));
-        Entry e;
-        e.queue = 2;
-        e.steps.push_back(create(2));
-        e.steps[0].ids_from = {{kWide, 0, 0}, {kLowByte, 0, 1}};
-        b.add(std::move(e));
+        Batch b = two_and_one_naming_both();
         Engine& eng = engine(s);
         auto fut = std::async(std::launch::async, [&] { return eng.run(std::move(b), kGenerous); });
         ASSERT_TRUE(fake_.wait_held(1, kGenerous)) << strategy_name(s);
@@ -118,14 +123,7 @@ TEST_F(EngineDependencies, AnEntryRunsAfterThoseItNamesAndTakesTheirIds) {
 // entry 2's object names entry 0's and 1's, which the device keeps until it
 // is gone.
 TEST_F(EngineDependencies, AResultReleasesItsEntriesLastFirst) {
-    Batch b;
-    b.add(create(0));
-    b.add(create(1));
-    Entry e;
-    e.queue = 2;
-    e.steps.push_back(create(2));
-    e.steps[0].ids_from = {{kWide, 0, 0}, {kLowByte, 0, 1}};
-    b.add(std::move(e));
+    Batch b = two_and_one_naming_both();
     std::vector<uint32_t> made;
     size_t before = 0;
     {

@@ -2,12 +2,13 @@
 // virtq objects the started rings lack, in one batch. A virtq object needs
 // no guest memory until it starts (its CREATE names umems, counters and an
 // event QP; the MODIFY to RDY names the mkey), so the two run side by side
-// where the firmware allows: the virtqs' umems, counters and event QPs (a
-// chain each: umem, CQ, QPs, their connection) beside the chunks' umem
-// registrations and direct mkeys (chains on half the command slots); each
-// virtq CREATE as soon as its own ring's objects exist, the indirect mkey as
-// soon as every chunk's does (devx::Entry::after), not in waves that each
-// wait for the slowest entry of the one before.
+// where the firmware allows: the virtqs' umems (their event QPs' among
+// them), counters and event QPs (a chain each: CQ, QPs, their connection)
+// beside the chunks' umem registrations and direct mkeys (chains on half
+// the command slots); each virtq CREATE as soon as its own ring's objects
+// exist, the indirect mkey as soon as every chunk's does
+// (devx::Entry::after), not in waves that each wait for the slowest entry
+// of the one before.
 // The rings then start in one batch (resume_rings), each naming the mkey.
 #include <optional>
 
