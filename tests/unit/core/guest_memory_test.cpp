@@ -51,6 +51,29 @@ struct GuestMemory : Fixture {
     }
 };
 
+// A memory batch's deadline counts its commands in waves of `width`, a
+// umem registration once per GiB it pins: one 512 GiB region registered
+// whole (sequential) gets as many waves as 512 chunks of 1 GiB one at a time.
+TEST(MemoryBatchDeadline, ARegistrationCountsOncePerGiBItPins) {
+    devx::Context none;
+    auto batch = [&](uint64_t umem_bytes, int chunks) {
+        devx::Batch b;
+        devx::Entry e;
+        for (int i = 0; i < chunks; i++) {
+            e.steps.push_back(devx::Command::reg_umem(none, nullptr, umem_bytes));
+            e.steps.push_back(devx::Command::general(none, {}, 0));  // its direct mkey
+        }
+        b.add(std::move(e));
+        return b;
+    };
+    EXPECT_EQ(Commands::memory_waves(batch(512ull << 30, 1), 1), 513u);
+    EXPECT_EQ(Commands::memory_waves(batch(1ull << 30, 512), 1), 1024u);
+    EXPECT_EQ(Commands::memory_waves(batch(1ull << 30, 512), 16), 64u);
+    EXPECT_EQ(Commands::memory_waves(batch((1ull << 30) + 1, 1), 16), 1u);  // 2 + 1 commands
+    EXPECT_EQ(Commands::memory_waves(batch(4096, 32), 16), 4u);
+    EXPECT_EQ(Commands::memory_waves(devx::Batch{}, 0), 1u);
+}
+
 // Chunks: 1 GiB at most, and enough of them for a small table to register
 // in parallel too.
 TEST(GuestMemoryChunks, AtMostOneGiBAndAtLeastThirtyTwoDownToFourMiB) {

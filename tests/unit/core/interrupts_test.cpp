@@ -202,8 +202,10 @@ struct EventQpFault : Interrupts, ::testing::WithParamInterface<bool> {};
 
 TEST_P(EventQpFault, OneRingsChainFailsTheOthersKeepTheirsAndTheNextStartEndsIt) {
     const bool hang = GetParam();
-    timeout_ms = 200;
-    emu_extra = ",cmd_timeout_ms=600";
+    timeout_ms = 100;
+    // The start's deadline (timeout_ms per wave of its commands) before the
+    // kernel's command timeout fails the hung command.
+    emu_extra = ",cmd_timeout_ms=3000";
     open("cx7", 0);
     const auto base = emu_dev().object_counts();
     emu::FaultRule r;

@@ -51,12 +51,20 @@ Result<void> Commands::make_engine(const devx::EngineOptions& switches, Strategy
     return {};
 }
 
+uint64_t Commands::memory_waves(const devx::Batch& b, uint32_t width) {
+    constexpr uint64_t kGiB = 1ull << 30;
+    uint64_t commands = 0;
+    for (const devx::Entry& e : b.entries())
+        for (const devx::Command& c : e.steps)
+            commands += c.kind == devx::CmdKind::RegUmem ? std::max<uint64_t>(1, (c.umem_size + kGiB - 1) / kGiB) : 1;
+    const uint64_t w = std::max<uint32_t>(1, width);
+    return std::max<uint64_t>(1, (commands + w - 1) / w);
+}
+
 devx::BatchResult Commands::run(devx::Batch&& b, BatchKind kind, OpTiming* t) {
     uint64_t waves = 1;
-    if (kind == BatchKind::Memory) {
-        const uint64_t width = strategy_ == Strategy::Sequential ? 1 : std::max<uint32_t>(1, max_inflight_);
-        waves = std::max<uint64_t>(1, (b.size() + width - 1) / width);
-    }
+    if (kind == BatchKind::Memory)
+        waves = memory_waves(b, strategy_ == Strategy::Sequential ? 1 : max_inflight_);
     const int64_t t0 = steady_now_ns();
     devx::BatchResult r = engine_->run(std::move(b), std::chrono::milliseconds(timeout_ms_ * waves));
     const int64_t t1 = steady_now_ns();

@@ -69,10 +69,14 @@ public:
     // they hold, and shutting it down waits for them).
     Result<void> make_engine(const devx::EngineOptions& switches, Strategy s, uint32_t max_inflight,
                              uint32_t threads);
-    // One batch: `timeout_ms` per wave of commands it needs (a memory batch
-    // comes as one per chunk kind: 1 TiB is 1024 umems), its spans traced,
-    // its timing added to `t`.
+    // One batch: `timeout_ms` per wave of commands it needs (memory_waves),
+    // its spans traced, its timing added to `t`.
     devx::BatchResult run(devx::Batch&& b, BatchKind kind, OpTiming* t);
+    // The waves of a memory batch: its commands `width` at a time, a umem
+    // registration counting once per GiB it pins (a registration's time
+    // grows with its pages: 1 TiB is 1024 such, in one umem or in 1 GiB
+    // chunks); at least 1.
+    static uint64_t memory_waves(const devx::Batch& b, uint32_t width);
     devx::Engine& engine() { return *engine_; }
     Strategy strategy() const { return strategy_; }
     uint32_t max_inflight() const { return max_inflight_; }
