@@ -16,10 +16,11 @@ import re
 import statistics
 import sys
 
-NAME = re.compile(r"BM_DestinationStart/strategy:(\w+)/guest_gib:(\d+)/devices:(\d+)/precreated:(\d)/"
-                  r"page_kib:(\d+)/concurrent:(\d)/")
-SWITCH_OFF = re.compile(r"BM_DestinationSwitchOff/(\w+)/strategy:(\w+)/guest_gib:(\d+)/devices:(\d+)/"
-                        r"precreated:(\d)/page_kib:(\d+)/concurrent:(\d)/")
+from bench_heuristics import off_against_on
+
+# A start, or (group 1) the same start with that engine switch off.
+NAME = re.compile(r"BM_Destination(?:Start|SwitchOff/(\w+))/strategy:(\w+)/guest_gib:(\d+)/devices:(\d+)/"
+                  r"precreated:(\d)/page_kib:(\d+)/concurrent:(\d)/")
 TARGET = (256, 4)  # guest GiB, devices: async <= 1.25x ideal, >= 3x sequential
 # and, started side by side: concurrent <= 1.25x its ideal, >= 2.5x faster than serial
 
@@ -31,15 +32,14 @@ def main(raw_path, out_path):
     for b in doc["benchmarks"]:
         if b.get("run_type") == "aggregate" or b.get("error_occurred"):
             continue
-        m, off = NAME.match(b["name"]), SWITCH_OFF.match(b["name"])
-        if off:  # the key of the all-on row it stands beside
-            key = (off.group(1), (off.group(2), int(off.group(3)), int(off.group(4)), off.group(5) == "1",
-                                  int(off.group(6)), "concurrent" if off.group(7) == "1" else "serial"))
-            off_runs.setdefault(key, []).append(b["measured_ms"])
+        m = NAME.match(b["name"])
         if not m:
             continue
-        key = (m.group(1), int(m.group(2)), int(m.group(3)), m.group(4) == "1", int(m.group(5)),
-               "concurrent" if m.group(6) == "1" else "serial")
+        key = (m.group(2), int(m.group(3)), int(m.group(4)), m.group(5) == "1", int(m.group(6)),
+               "concurrent" if m.group(7) == "1" else "serial")
+        if m.group(1):  # beside the all-on row of the same key
+            off_runs.setdefault((m.group(1), key), []).append(b["measured_ms"])
+            continue
         runs.setdefault(key, {"ms": [], "ideal": b["ideal_ms"], "virtqs": int(b["virtqs_per_device"]),
                               "unshared": b.get("unshared_ms")})
         runs[key]["ms"].append(b["measured_ms"])
@@ -58,11 +58,13 @@ def main(raw_path, out_path):
         if not on:
             continue
         s, g, d, pre, page, starts = key
+        cmp = off_against_on(on["ms"], ms)
         switches.append({"switch": name, "strategy": s, "guest_gib": g, "devices": d,
                          "virtqs_precreated": pre, "page_kib": page, "starts": starts,
-                         "ideal_ms": round(on["ideal"], 3), "on_median_ms": round(statistics.median(on["ms"]), 3),
-                         "on_spread_ms": round(max(on["ms"]) - min(on["ms"]), 3),
-                         "off_median_ms": round(statistics.median(ms), 3), "runs": len(ms)})
+                         "ideal_ms": round(on["ideal"], 3), "on_median_ms": round(cmp["on_median_ms"], 3),
+                         "on_spread_ms": round(cmp["spread_ms"], 3),
+                         "off_median_ms": round(cmp["off_median_ms"], 3), "runs": len(ms),
+                         "beats_spread": cmp["beats_spread"]})
     ctx = doc.get("context", {})
     with open(out_path, "w") as f:
         json.dump({"profile": ctx.get("profile"), "git_revision": ctx.get("git_revision"),
@@ -156,11 +158,10 @@ def print_switches(switches):
           "| off worse beyond spread |")
     print("|---|---|---|---|---|---|---|---|---|")
     for r in switches:
-        worse = r["off_median_ms"] - r["on_median_ms"] > r["on_spread_ms"]
         print(f"| {r['switch']} | {r['guest_gib']} | {'pre-created' if r['virtqs_precreated'] else 'created'} "
               f"| {r['on_median_ms']:.1f} | {r['on_spread_ms']:.1f} | {r['off_median_ms']:.1f} "
               f"| {r['on_median_ms'] / r['ideal_ms']:.2f} | {r['off_median_ms'] / r['ideal_ms']:.2f} "
-              f"| {'yes' if worse else 'no'} |")
+              f"| {'yes' if r['beats_spread'] else 'no'} |")
 
 
 if __name__ == "__main__":

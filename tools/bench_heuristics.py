@@ -30,6 +30,15 @@ def samples(raw):
     return out
 
 
+def off_against_on(on, offs):
+    """A switch off against all on, from each side's repetitions (ms): the
+    medians, the all-on spread (max - min) and whether off is worse, or
+    better, beyond it."""
+    on_med, off_med, spread = statistics.median(on), statistics.median(offs), max(on) - min(on)
+    return {"on_median_ms": on_med, "off_median_ms": off_med, "spread_ms": spread,
+            "beats_spread": off_med - on_med > spread, "hurts_beyond_spread": on_med - off_med > spread}
+
+
 def rows(data):
     """One row per heuristic and cell."""
     out = []
@@ -40,12 +49,8 @@ def rows(data):
                 continue
             on, ideal = data[("none", *cell)]
             offs, _ = data[(off, *cell)]
-            on_med, off_med, spread = statistics.median(on), statistics.median(offs), max(on) - min(on)
             out.append({"heuristic": off, "latency": cell[0], "op": cell[1], "n": cell[2],
-                        "ideal_ms": ideal, "on_ms": on, "off_ms": offs,
-                        "on_median_ms": on_med, "off_median_ms": off_med, "spread_ms": spread,
-                        "beats_spread": off_med - on_med > spread,
-                        "hurts_beyond_spread": on_med - off_med > spread})
+                        "ideal_ms": ideal, "on_ms": on, "off_ms": offs, **off_against_on(on, offs)})
     return out
 
 

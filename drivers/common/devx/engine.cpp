@@ -214,8 +214,9 @@ void Engine::Impl::run_steps(Job& job) noexcept {
                     // Into the throttle: a free token, or the chain goes back
                     // to the loop, which queues it behind the jobs waiting
                     // for a worker (hand_back_token_waits).
-                    const bool token = throttled && opt.hand_back_token_waits && throttle.try_acquire();
-                    if (throttled && opt.hand_back_token_waits && !token) break;  // released below
+                    const bool hand_back = throttled && opt.hand_back_token_waits;
+                    const bool token = hand_back && throttle.try_acquire();
+                    if (hand_back && !token) break;  // released below
                     leave(held_throttled);
                     held = token;
                     if (token) slots.acquire();  // token, then slot: admit()'s order

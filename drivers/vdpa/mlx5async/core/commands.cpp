@@ -22,14 +22,14 @@ const char* batch_kind_name(BatchKind k) noexcept {
     return "other";
 }
 
-Commands::Commands(const devx::DevxApi& api, const devx::Context& ctx, std::string device_name)
-    : api_(api), ctx_(ctx), name_(std::move(device_name)) {}
+Commands::Commands(const devx::DevxApi& api, const devx::Context& ctx, std::string device_name,
+                   devx::EngineOptions switches)
+    : api_(api), ctx_(ctx), name_(std::move(device_name)), switches_(std::move(switches)) {}
 
 Commands::~Commands() { shutdown(); }
 
-Result<void> Commands::make_engine(const devx::EngineOptions& switches, Strategy s, uint32_t max_inflight,
-                                   uint32_t threads) {
-    devx::EngineOptions o = switches;
+Result<void> Commands::make_engine(Strategy s, uint32_t max_inflight, uint32_t threads) {
+    devx::EngineOptions o = switches_;
     o.strategy = s;
     o.max_inflight = max_inflight;
     o.workers = s == Strategy::Threads ? threads : 0;

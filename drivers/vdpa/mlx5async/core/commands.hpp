@@ -61,14 +61,15 @@ struct CmdSpan {
 
 class Commands {
 public:
-    Commands(const devx::DevxApi& api, const devx::Context& ctx, std::string device_name);
+    // `switches`: every engine this makes has them (DeviceConfig::engine_switches).
+    Commands(const devx::DevxApi& api, const devx::Context& ctx, std::string device_name,
+             devx::EngineOptions switches = {});
     ~Commands();
 
     // A new engine (the first, or another strategy or throttle); Busy while
     // commands of the old one are unanswered (it would not know the slots
     // they hold, and shutting it down waits for them).
-    Result<void> make_engine(const devx::EngineOptions& switches, Strategy s, uint32_t max_inflight,
-                             uint32_t threads);
+    Result<void> make_engine(Strategy s, uint32_t max_inflight, uint32_t threads);
     // One batch: `timeout_ms` per wave of commands it needs (memory_waves),
     // its spans traced, its timing added to `t`.
     devx::BatchResult run(devx::Batch&& b, BatchKind kind, OpTiming* t);
@@ -109,6 +110,7 @@ private:
     const devx::DevxApi& api_;
     const devx::Context& ctx_;
     std::string name_;
+    const devx::EngineOptions switches_;
     mutable std::mutex engine_mu_;  // protects engine_ against a reader off the strand while it is replaced
     std::unique_ptr<devx::Engine> engine_;
     Strategy strategy_ = Strategy::Async;

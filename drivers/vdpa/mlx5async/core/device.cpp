@@ -170,9 +170,9 @@ Result<std::unique_ptr<Device>> Device::open(const DeviceConfig& cfg, std::strin
         if (relay) d.kick_relay = std::move(*relay);
         else logf(LogLevel::Warning, "%s: no kick relay: %s", d.name.c_str(), to_string(relay.error()).c_str());
     }
-    d.cmds = std::make_unique<Commands>(*d.api, d.ctx, d.name);
+    d.cmds = std::make_unique<Commands>(*d.api, d.ctx, d.name, cfg.engine_switches);
     d.cmds->set_timeout_ms(cfg.timeout_ms);
-    MLX5A_CHECK(d.cmds->make_engine(cfg.engine_switches, cfg.strategy, cfg.max_inflight, cfg.threads));
+    MLX5A_CHECK(d.cmds->make_engine(cfg.strategy, cfg.max_inflight, cfg.threads));
     d.mem = std::make_unique<GuestMemory>(*d.cmds, d.ctx, d.transport.pdn(), d.name);
     d.dirty = std::make_unique<DirtyLogging>(*d.mem, d.ctx, d.transport.pdn());
     // Taken on the strand, destroyed here: no control operation or query
@@ -302,7 +302,7 @@ void Device::set_vhost_ns(Op op, uint64_t ns) {
 Result<void> Device::set_strategy(Strategy s) {
     Impl& d = *impl_;
     return d.strand->run([&d, s] {
-        auto r = d.cmds->make_engine(d.cfg.engine_switches, s, d.cmds->max_inflight(), d.cfg.threads);
+        auto r = d.cmds->make_engine(s, d.cmds->max_inflight(), d.cfg.threads);
         if (r) d.cfg.strategy = s;
         d.publish();
         return r;
@@ -313,7 +313,7 @@ Result<void> Device::set_max_inflight(uint32_t n) {
     if (n < 1 || n > 256) return fail(Errc::InvalidArgument, "max_inflight must be in 1..256");
     Impl& d = *impl_;
     return d.strand->run([&d, n] {
-        auto r = d.cmds->make_engine(d.cfg.engine_switches, d.cmds->strategy(), n, d.cfg.threads);
+        auto r = d.cmds->make_engine(d.cmds->strategy(), n, d.cfg.threads);
         if (r) d.cfg.max_inflight = n;
         d.publish();
         return r;
