@@ -232,7 +232,9 @@ mlx5dv_devx_umem* umem_reg(ibv_context* c, void* addr, size_t size, uint32_t acc
         errno = EINVAL;
         return nullptr;
     }
-    // The kernel pins the pages before it issues the command (ib_umem_get).
+    // The kernel pins the pages before it issues the command (ib_umem_get):
+    // the model's pinning runs from here.
+    const int64_t called = ctx->dev->now_ns();
     auto pin = HostPin::pin(uint64_t(uintptr_t(addr)), size, access & IBV_ACCESS_LOCAL_WRITE,
                             uint64_t(ctx->dev->profile().shared_page_kib) * 1024);
     if (!pin) {
@@ -241,7 +243,7 @@ mlx5dv_devx_umem* umem_reg(ibv_context* c, void* addr, size_t size, uint32_t acc
     }
     uint32_t id = 0;
     const uint64_t pages = pin->pages();  // pinned, and listed in the umem's MTT
-    CmdOutcome r = run_resource(*ctx, {uint16_t(Opcode::CREATE_UMEM), 0, 0, pages, pages}, [&](DeviceState& st) {
+    CmdOutcome r = run_resource(*ctx, {uint16_t(Opcode::CREATE_UMEM), 0, 0, pages, pages, called}, [&](DeviceState& st) {
         auto u = st.umems.insert(UmemObj{ctx->id, uint64_t(uintptr_t(addr)), size, access, 0,
                                          std::move(*pin)});
         if (!u) return Result<void>(unexpected(u.error()));

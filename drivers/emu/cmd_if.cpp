@@ -80,10 +80,13 @@ int64_t CommandInterface::latency_ns(const CmdDesc& d, bool pin) {
 }
 
 // Under mu_: when a command started at start_ns completes: its pinning on
-// the host's pool, its fixed time, then its translation entries, written on
-// the lane free first.
+// the host's pool (from the call, when known), its fixed time once both the
+// pinning ended and it has its slot, then its translation entries, written
+// on the lane free first.
 int64_t CommandInterface::due_ns(const CmdDesc& d, int64_t start_ns, int64_t extra_ns) {
-    const int64_t pinned = pins_.book(start_ns, latency_ns(d, true), profile_.timing.pin_cpus);
+    const int64_t pin_from = std::min(d.called_ns.value_or(start_ns), start_ns);
+    const int64_t pinned =
+        std::max(start_ns, pins_.book(pin_from, latency_ns(d, true), profile_.timing.pin_cpus));
     int64_t due = pinned + latency_ns(d, false) + extra_ns;
     if (d.entries == 0 || profile_.timing.mtt_lanes == 0) return due;
     if (lane_free_ns_.size() != profile_.timing.mtt_lanes) lane_free_ns_.assign(profile_.timing.mtt_lanes, 0);

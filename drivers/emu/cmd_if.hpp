@@ -19,6 +19,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <set>
 #include <thread>
@@ -40,6 +41,10 @@ struct CmdDesc {
     // writes (a umem's MTT, an indirect mkey's KLM).
     uint64_t pages = 0;
     uint64_t entries = 0;
+    // CREATE_UMEM: when umem_reg was called. The kernel pins in the caller
+    // before it posts the command, so the pinning runs from then, and the
+    // emulator's own work on the range happens inside it.
+    std::optional<int64_t> called_ns;
 };
 
 // What the call returns: err is an errno the API returns (0, ENXIO ...);
