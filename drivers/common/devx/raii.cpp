@@ -200,12 +200,26 @@ void PageBuffer::Free::operator()(std::byte* p) const noexcept { ::munmap(p, byt
 // are first touched (the kernel's pinning, on hardware; the device's first
 // write, under the emulator), not by the caller that builds the batch.
 Result<PageBuffer> PageBuffer::alloc(size_t bytes) {
-    const size_t n = bytes < kPage ? kPage : (bytes + kPage - 1) / kPage * kPage;
-    void* p = ::mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    auto v = alloc_many(std::span<const size_t>(&bytes, 1));
+    MLX5A_CHECK(v);
+    return std::move(v->front());
+}
+
+Result<std::vector<PageBuffer>> PageBuffer::alloc_many(std::span<const size_t> bytes) {
+    auto pages = [](size_t b) { return b < kPage ? kPage : (b + kPage - 1) / kPage * kPage; };
+    size_t total = 0;
+    for (size_t b : bytes) total += pages(b);
+    std::vector<PageBuffer> out(bytes.size());
+    if (total == 0) return out;
+    void* p = ::mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return unexpected(Error::sys(errno, "umem buffer"));
-    PageBuffer b;
-    b.mem_ = std::unique_ptr<std::byte, Free>(static_cast<std::byte*>(p), Free{n});
-    return b;
+    auto* at = static_cast<std::byte*>(p);
+    for (size_t i = 0; i < bytes.size(); i++) {
+        const size_t n = pages(bytes[i]);
+        out[i].mem_ = std::unique_ptr<std::byte, Free>(at, Free{n});
+        at += n;
+    }
+    return out;
 }
 
 Umem Umem::adopt(const DevxApi* api, mlx5dv_devx_umem* umem, void* addr, size_t size) noexcept {

@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "common/base/result.hpp"
 #include "devx_api.hpp"
@@ -96,6 +97,10 @@ class PageBuffer {
 public:
     PageBuffer() = default;
     static Result<PageBuffer> alloc(size_t bytes);
+    // One buffer per size, carved from one mapping: a start's dozens of
+    // buffers cost one mmap, not one each. Each still unmaps only its own
+    // pages when it goes.
+    static Result<std::vector<PageBuffer>> alloc_many(std::span<const size_t> bytes);
     std::byte* data() const noexcept { return mem_.get(); }
     explicit operator bool() const noexcept { return mem_ != nullptr; }
 

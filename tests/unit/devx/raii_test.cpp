@@ -20,6 +20,34 @@ using testing::FakeDevx;
 using testing::FakeOp;
 using testing::FakeReply;
 
+// Buffers carved from one mapping: page aligned, apart, zeroed; each goes
+// on its own (its pages unmapped), the others stay usable.
+TEST(DevxRaii, PageBuffersFromOneMappingAreApartAndGoOneByOne) {
+    const std::vector<size_t> sizes{1, 4096, 4097, 3 * 4096};
+    auto bufs = PageBuffer::alloc_many(sizes);
+    ASSERT_TRUE(bufs) << to_string(bufs.error());
+    ASSERT_EQ(bufs->size(), sizes.size());
+    for (size_t i = 0; i < sizes.size(); i++) {
+        const PageBuffer& b = (*bufs)[i];
+        ASSERT_TRUE(b);
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(b.data()) % 4096, 0u);
+        for (size_t k = 0; k < sizes[i]; k++) ASSERT_EQ(b.data()[k], std::byte{0});
+        if (i + 1 < sizes.size()) {  // the next starts past this one's pages
+            EXPECT_GE((*bufs)[i + 1].data() - b.data(), std::ptrdiff_t((sizes[i] + 4095) / 4096 * 4096));
+        }
+    }
+    (*bufs)[1] = PageBuffer{};  // unmaps its page only
+    for (size_t i : {size_t(0), size_t(2), size_t(3)}) {
+        std::byte* p = (*bufs)[i].data();
+        p[sizes[i] - 1] = std::byte{0xa5};
+        p[0] = std::byte{0x5a};
+        EXPECT_EQ(p[0], std::byte{0x5a});
+    }
+    auto none = PageBuffer::alloc_many({});
+    ASSERT_TRUE(none);
+    EXPECT_TRUE(none->empty());
+}
+
 TEST(DevxRaii, ContextOpensByNameAndCloses) {
     FakeDevx fake;
     {

@@ -125,6 +125,8 @@ struct Device::Impl {
     prm::VirtqAttr base_attr(const Vq& vq, uint16_t size) const;
     // Bytes of a virtq's umem n for rings of `size` (at least one).
     uint64_t umem_bytes(int n, uint16_t size) const;
+    // Umem n of the virtq is missing or too small for this ring size.
+    bool needs_umem(const Vq& vq, int n, uint16_t size) const;
 
     // virtq_events.cpp
     Result<void> start_events();

@@ -141,15 +141,16 @@ Result<EventQp::Build> EventQp::plan(std::span<const uint16_t> rings, uint8_t lo
     out.rings.assign(rings.begin(), rings.end());
     out.log_n = std::min(log_n, kMaxLog);
     out.umem_at.resize(rings.size());
-    for (size_t i = 0; i < rings.size(); i++) {
-        auto m = devx::PageBuffer::alloc(kUmemBytes);
-        MLX5A_CHECK(m);
+    const std::vector<size_t> sizes(rings.size(), kUmemBytes);
+    auto bufs = devx::PageBuffer::alloc_many(sizes);
+    MLX5A_CHECK(bufs);
+    for (devx::PageBuffer& m : *bufs) {
         // CQE 0 says "WQE 0xffff completed": the first real completion (WQE 0)
         // then counts as one (DPDK mlx5_vdpa_cq_create does the same).
         prm::encode_cqe({.wqe_counter = 0xffff, .opcode = uint8_t(prm::CqeOpcode::INVALID), .owner = true},
-                        std::span<std::byte, prm::kCqeBytes>(m->data() + kCqOffset, prm::kCqeBytes));
-        out.bufs.push_back(std::move(*m));
+                        std::span<std::byte, prm::kCqeBytes>(m.data() + kCqOffset, prm::kCqeBytes));
     }
+    out.bufs = std::move(*bufs);
     return out;
 }
 

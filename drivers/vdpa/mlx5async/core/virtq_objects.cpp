@@ -159,18 +159,24 @@ void Device::Impl::release_frontend_objects() {
 Result<void> Device::Impl::add_virtq_resources(ObjectBuild& o, devx::Batch& b) {
     const bool with_counters = gcaps.has_obj_type(uint16_t(prm::ObjType::VIRTIO_Q_COUNTERS));
     o.resources.clear();
+    // The buffers the rings lack, from one mapping.
+    std::vector<size_t> sizes;
+    for (uint16_t r : o.rings)
+        for (int n = 0; n < 3; n++)
+            if (needs_umem(vqs[r], n, o.size)) sizes.push_back(umem_bytes(n, o.size));
+    auto bufs = devx::PageBuffer::alloc_many(sizes);
+    MLX5A_CHECK(bufs);
+    size_t next_buf = 0;
     for (uint16_t r : o.rings) {
         Vq& vq = vqs[r];
         RingResources rr{.ring = r};
         devx::Entry e;
         e.queue = r;
         for (int n = 0; n < 3; n++) {
+            if (!needs_umem(vq, n, o.size)) continue;
             const uint64_t sz = umem_bytes(n, o.size);
-            if (vq.umem[n].size() >= sz && vq.umem[n].id()) continue;
             vq.umem[n].reset();  // too small: deregistered before its memory goes
-            auto mem = devx::PageBuffer::alloc(sz);
-            MLX5A_CHECK(mem);
-            vq.umem_mem[n] = std::move(*mem);
+            vq.umem_mem[n] = std::move((*bufs)[next_buf++]);
             rr.umem_step[n] = int(e.steps.size());
             e.steps.push_back(devx::Command::reg_umem(ctx, vq.umem_mem[n].data(), sz, IBV_ACCESS_LOCAL_WRITE, r));
         }
@@ -194,6 +200,10 @@ Result<void> Device::Impl::add_virtq_resources(ObjectBuild& o, devx::Batch& b) {
 
 uint64_t Device::Impl::umem_bytes(int n, uint16_t size) const {
     return std::max<uint64_t>(vcaps.umem_size(n, size), 1);
+}
+
+bool Device::Impl::needs_umem(const Vq& vq, int n, uint16_t size) const {
+    return vq.umem[n].size() < umem_bytes(n, size) || !vq.umem[n].id();
 }
 
 Result<void> Device::Impl::take_virtq_resources(ObjectBuild& o, devx::BatchResult& res) {
