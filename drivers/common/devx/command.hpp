@@ -8,7 +8,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <optional>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -178,7 +178,9 @@ struct StepResult {
     bool never_issued = false;        // TimedOut waiting for a command slot
     std::chrono::nanoseconds latency{0};  // issue -> completion
     std::chrono::steady_clock::time_point issued_at{};  // when handed to the device (traces)
-    std::optional<prm::VirtqAttr> virtq;  // Decode::Virtq: state, hw indexes ...
+    // Decode::Virtq: state, hw indexes ... On the heap: most steps have
+    // none, and a batch's results are allocated for every step at once.
+    std::unique_ptr<prm::VirtqAttr> virtq;
     std::vector<std::byte> out;           // raw output (every kind)
     DevxObj obj;  // Create: the new object; Destroy that did not happen: the object back
     Umem umem;    // RegUmem: the registered umem

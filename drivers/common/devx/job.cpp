@@ -111,7 +111,7 @@ StepResult finish_step(Command&& c, Outcome&& o) {
     if (ok && c.decode == Decode::Virtq) {
         auto a = prm::decode_query_virtq_out(o.out, c.obj_id, c.queue);
         if (a) {
-            r.virtq = *a;
+            r.virtq = std::make_unique<prm::VirtqAttr>(*a);
         } else {
             ok = false;
             r.sys_errno = a.error().sys_errno ? a.error().sys_errno : EPROTO;

@@ -75,7 +75,7 @@ TEST_F(EngineBatch, ResultsGoToTheRightCommand) {
         EXPECT_EQ(e.steps[0].opcode, uint16_t(prm::Opcode::MODIFY_GENERAL_OBJECT));
         EXPECT_EQ(e.steps[1].opcode, uint16_t(prm::Opcode::QUERY_GENERAL_OBJECT));
         EXPECT_EQ(e.steps[1].obj_id, id(q));
-        ASSERT_TRUE(e.steps[1].virtq.has_value());
+        ASSERT_TRUE(e.steps[1].virtq);
         EXPECT_EQ(e.steps[1].virtq->state, VirtqState::SUSPEND);
         EXPECT_EQ(e.steps[1].virtq->hw_available_index, uint16_t(1000 + id(q)));
         EXPECT_EQ(e.steps[1].virtq->hw_used_index, uint16_t(2000 + id(q)));
