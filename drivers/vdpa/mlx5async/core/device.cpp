@@ -90,16 +90,17 @@ VqInfo Device::Impl::saved_info(const Vq& q) const {
     return i;
 }
 
+// In place: a start publishes once, and every virtq of the device is in
+// the table (hundreds), not only the guest's.
 void Device::Impl::publish() {
-    std::vector<VqInfo> v;
-    v.reserve(vqs.size());
+    std::lock_guard lk(pub.mu);
+    pub.vqs.resize(vqs.size());
     uint32_t unsure = 0;
+    size_t i = 0;
     for (const Vq& q : vqs) {
-        v.push_back(saved_info(q));
+        pub.vqs[i++] = saved_info(q);
         unsure += q.unsure();
     }
-    std::lock_guard lk(pub.mu);
-    pub.vqs = std::move(v);
     pub.unsure = unsure;
     pub.dirty_logging = dirty->on();
     pub.strategy = cmds->strategy();
