@@ -196,15 +196,15 @@ Result<Umem> Umem::reg_existing(const Context& ctx, void* addr, size_t size, uin
 
 void PageBuffer::Free::operator()(std::byte* p) const noexcept { ::munmap(p, bytes); }
 
-// Fresh anonymous pages: zero without a memset, and faulted in where they
-// are first touched (the kernel's pinning, on hardware; the device's first
-// write, under the emulator), not by the caller that builds the batch.
 Result<PageBuffer> PageBuffer::alloc(size_t bytes) {
     auto v = alloc_many(std::span<const size_t>(&bytes, 1));
     MLX5A_CHECK(v);
     return std::move(v->front());
 }
 
+// Fresh anonymous pages: zero without a memset, and faulted in where they
+// are first touched (the kernel's pinning, on hardware; the device's first
+// write, under the emulator), not by the caller that builds the batch.
 Result<std::vector<PageBuffer>> PageBuffer::alloc_many(std::span<const size_t> bytes) {
     auto pages = [](size_t b) { return b < kPage ? kPage : (b + kPage - 1) / kPage * kPage; };
     size_t total = 0;
