@@ -229,6 +229,12 @@ CmdOutcome CommandInterface::run_blocking(const CmdDesc& d, CmdTiming t, CmdFn f
     CmdOutcome o = p->fn(aborted);
     if (aborted) o.err = timed_out ? ETIMEDOUT : ENXIO;
     lk.lock();
+    if (!aborted && p->timing.answer_late_ns > 0) {
+        // Executed; the caller hears of it later (its slot held meanwhile).
+        const int64_t answer_ns = p->due + p->timing.answer_late_ns;
+        while (!closing_ && clock_.now_ns() < answer_ns)
+            clock_.wait_until(lk, cv_, answer_ns, [] { return false; });
+    }
     wake_fw = false;
     finish(*p, o, &wake_fw);
     give_caller_bit(p->wake_bit);

@@ -58,6 +58,7 @@ struct CmdOutcome {
 struct CmdTiming {
     int64_t extra_ns = 0;
     bool hang = false;
+    int64_t answer_late_ns = 0;  // blocking: executed at its due time, answered this much later
 };
 
 // Semantics of one command, run when the command completes. aborted: the

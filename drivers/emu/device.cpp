@@ -72,7 +72,7 @@ CmdOutcome Device::execute(const CmdDesc& d, SemanticsFn fn) {
         cmd_if_.record_rejected(d, EBUSY);
         return {EBUSY, 0, 0};
     }
-    return cmd_if_.run_blocking(d, {dec.extra_ns, dec.hang},
+    return cmd_if_.run_blocking(d, {dec.extra_ns, dec.hang, dec.answer_late_ns},
                                 [&fn, dec](bool aborted) { return fn(aborted, dec); });
 }
 
@@ -83,7 +83,8 @@ int Device::execute_async(const CmdDesc& d, SemanticsFn fn) {
         cmd_if_.record_rejected(d, EBUSY);
         return EBUSY;
     }
-    return cmd_if_.submit_async(d, {dec.extra_ns, dec.hang},
+    // An async command is answered when it executes: a late answer is a delay.
+    return cmd_if_.submit_async(d, {dec.extra_ns + dec.answer_late_ns, dec.hang},
                                 [fn = std::move(fn), dec](bool aborted) { return fn(aborted, dec); });
 }
 

@@ -61,7 +61,7 @@ Result<ParsedFaultRule> parse_fault_rule(std::string_view text) {
     auto action = [&](FaultAction a) -> Result<void> {
         if (have_action)
             return fail(Errc::InvalidArgument,
-                        "fault rule: one action only (status=S, hang, busy or delay_us=D)");
+                        "fault rule: one action only (status=S, hang, busy, delay_us=D or answer_late_us=D)");
         r.action = a;
         have_action = true;
         return {};
@@ -88,10 +88,10 @@ Result<ParsedFaultRule> parse_fault_rule(std::string_view text) {
             MLX5A_CHECK(action(FaultAction::Fail));
         } else if (key == "syndrome") {
             MLX5A_CHECK(read_number(r.syndrome, key, val, UINT32_MAX));
-        } else if (key == "delay_us") {
+        } else if (key == "delay_us" || key == "answer_late_us") {
             uint64_t us = 0;
             MLX5A_CHECK(read_number(us, key, val, kMaxFaultDelayUs));
-            MLX5A_CHECK(action(FaultAction::Delay));
+            MLX5A_CHECK(action(key == "delay_us" ? FaultAction::Delay : FaultAction::AnswerLate));
             r.extra_ns = int64_t(us) * 1000;
         } else if (key == "error_type") {
             MLX5A_CHECK(read_number(out.error_type, key, val, UINT8_MAX));
@@ -112,7 +112,7 @@ Result<ParsedFaultRule> parse_fault_rule(std::string_view text) {
     }
     if (!have_op || !have_action)
         return fail(Errc::InvalidArgument,
-                    "fault rule: needs op=... and one of status=S, hang, busy, delay_us=D");
+                    "fault rule: needs op=... and one of status=S, hang, busy, delay_us=D, answer_late_us=D");
     out.rule = r;
     return out;
 }

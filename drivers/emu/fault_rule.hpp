@@ -2,7 +2,7 @@
 //   clear
 //   op=create|modify|query|destroy [vq=Q] [nth=N] status=S [syndrome=Y]
 //   op=create_mkey|destroy_mkey|create_umem|destroy_umem ...  (memory registration)
-//   op=... [vq=Q] [nth=N] hang|busy|delay_us=D
+//   op=... [vq=Q] [nth=N] hang|busy|delay_us=D|answer_late_us=D
 //   vq=Q error_type=E            (force virtq Q into ERR)
 // Numbers are decimal or 0x-hex and must fit their field: a value that
 // does not is refused, never truncated.

@@ -22,6 +22,7 @@ void apply(const FaultRule& r, FaultDecision& d) {
     case FaultAction::Hang: d.hang = true; break;
     case FaultAction::Busy: d.busy = true; break;
     case FaultAction::Delay: d.extra_ns += r.extra_ns; break;
+    case FaultAction::AnswerLate: d.answer_late_ns += r.extra_ns; break;
     }
     ++d.rules_hit;
 }

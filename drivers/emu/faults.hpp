@@ -24,6 +24,10 @@ enum class FaultAction : uint8_t {
             // ETIMEDOUT / a failed completion) or the device closes (ENXIO / flushed)
     Busy,   // the call returns EBUSY without reaching the firmware
     Delay,  // executes normally after extra_ns more
+    // Executes at its time; the answer reaches its caller extra_ns later (a
+    // blocking command: what it creates exists while the caller waits; an
+    // async one is answered when it executes, as Delay).
+    AnswerLate,
 };
 
 struct FaultRule {
@@ -41,6 +45,7 @@ struct FaultDecision {
     uint8_t status = 0;
     uint32_t syndrome = 0;
     int64_t extra_ns = 0;
+    int64_t answer_late_ns = 0;
     uint32_t rules_hit = 0;
 };
 

@@ -103,6 +103,31 @@ TEST_F(CmdIf, BlockingSubmittersReachButNeverExceedThrottle) {
     EXPECT_EQ(dev_->counters().peak_inflight, 16u);
 }
 
+// A blocking command answered late has executed: what it creates exists
+// while its caller still waits, until the (manual) clock reaches the answer.
+TEST_F(CmdIf, ALateAnswerFindsItsObjectMadeWhileTheCallerWaits) {
+    FaultRule late;
+    late.match.opcode = uint16_t(prm::Opcode::CREATE_MKEY);
+    late.action = FaultAction::AnswerLate;
+    late.extra_ns = 1'000'000;
+    dev_->faults().add(late);
+    const size_t before = dev_->object_counts().mkeys;
+    std::vector<std::byte> buf(4096);
+    std::atomic<bool> answered{false};
+    std::jthread caller([&] {
+        EXPECT_NE(direct_mkey(buf, 0), 0u);
+        answered = true;
+    });
+    const auto until = std::chrono::steady_clock::now() + kDeadline;
+    while (dev_->object_counts().mkeys == before && std::chrono::steady_clock::now() < until)
+        std::this_thread::yield();
+    ASSERT_EQ(dev_->object_counts().mkeys, before + 1);
+    EXPECT_FALSE(answered.load());  // the clock has not moved: no answer yet
+    dev_->advance_clock(1ms);
+    caller.join();
+    EXPECT_TRUE(answered.load());
+}
+
 TEST_F(CmdIf, AsyncBusyOnlyWhenThrottleFull) {
     Vq vq = virtq_in_state(VirtqState::RDY);
     auto* cc = A.create_cmd_comp(ctx_);

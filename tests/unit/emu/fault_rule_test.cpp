@@ -30,6 +30,11 @@ TEST(FaultRuleText, ParsesEachShape) {
     r = parse_fault_rule("op=create delay_us=1500");
     ASSERT_TRUE(r && r->rule);
     EXPECT_EQ(r->rule->extra_ns, 1500000);
+    r = parse_fault_rule("op=create_mkey answer_late_us=20");
+    ASSERT_TRUE(r && r->rule);
+    EXPECT_EQ(r->rule->action, FaultAction::AnswerLate);
+    EXPECT_EQ(r->rule->extra_ns, 20000);
+    EXPECT_FALSE(parse_fault_rule("op=create_mkey delay_us=1 answer_late_us=1"));
     r = parse_fault_rule("vq=2 error_type=255");
     ASSERT_TRUE(r);
     EXPECT_EQ(r->error_type, 255);
