@@ -269,8 +269,10 @@ void Engine::Impl::issue_continuation_query(Job& job, size_t i, bool held_thrott
 
 void Engine::Impl::hand_back(std::unique_ptr<Job> job, bool quiet) noexcept {
     bool write = false;
+    bool late = false;
     {
         std::lock_guard lk(done_mu);
+        late = job->answered_not_taken && job->gen != live_gen.load(std::memory_order_relaxed);
         bool wake = true;  // a returned batch (drain() waits) or the threads strategy
         if (job->skip_if_stale && job->gen == live_gen.load(std::memory_order_relaxed)) {
             bool last = --live_jobs == 0;  // the loop must see the batch end
@@ -280,6 +282,7 @@ void Engine::Impl::hand_back(std::unique_ptr<Job> job, bool quiet) noexcept {
         if (wake) write = work_signal.arm_locked();  // one pending wake-up takes the whole list
     }
     if (write) work_signal.write(work_fd);
+    if (late && opt.on_late_answer) opt.on_late_answer();
 }
 
 void Engine::Impl::wake_loop() noexcept {

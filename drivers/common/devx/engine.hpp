@@ -40,6 +40,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -119,6 +120,12 @@ struct EngineOptions {
     // its worker.
     bool hand_back_token_waits = true;
     std::string thread_prefix = "mlx5a-wk";
+    // Called on a worker once it has an answer to a blocking command of a
+    // batch that already returned (late): for a caller that keeps what such
+    // a command may name (a direct mkey its umem) until then. What the late
+    // command created goes at the next late_commands(), drain() or run().
+    // Runs on the worker: it must not block.
+    std::function<void()> on_late_answer;
 };
 
 struct EngineStats {

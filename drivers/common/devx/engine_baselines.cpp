@@ -52,6 +52,10 @@ BatchResult Engine::Impl::run_sequential(Batch&& b, Clock::time_point deadline) 
         }
         deps.ended(e, ok, released, cancelled);
     }
+    {
+        std::lock_guard lk(done_mu);
+        live_gen.store(0, std::memory_order_release);
+    }
     res.peak_inflight = throttle.peak();
     res.peak_slots = slots.peak();
     add_stats(d);
@@ -89,6 +93,10 @@ BatchResult Engine::Impl::run_threads(Batch&& b, Clock::time_point deadline) {
     throttle.reset_peak();
     slots.reset_peak();
     const uint32_t g = ++gen;
+    {
+        std::lock_guard lk(done_mu);
+        live_gen.store(g, std::memory_order_release);
+    }
     auto& entries = b.entries();
     std::vector<bool> open(entries.size(), false);
     std::vector<const Job*> job_of(entries.size(), nullptr);  // alive until take_done() returns it
@@ -150,6 +158,10 @@ BatchResult Engine::Impl::run_threads(Batch&& b, Clock::time_point deadline) {
             break;
         }
         std::this_thread::sleep_until(std::min(Clock::now() + kThreadsPollInterval, deadline));
+    }
+    {
+        std::lock_guard lk(done_mu);
+        live_gen.store(0, std::memory_order_release);
     }
     res.peak_inflight = throttle.peak();
     res.peak_slots = slots.peak();

@@ -121,9 +121,9 @@ struct Engine::Impl {
     std::atomic<bool> cut{false};     // cut_short(): nothing more is issued
     bool released = false;            // under run_mu: resources gone
     uint32_t gen = 0;                 // under run_mu: batch generation
-    std::atomic<uint32_t> live_gen{0};  // the async batch running now (0: none); workers
-                                        // skip queued jobs of a batch that returned;
-                                        // written under done_mu
+    std::atomic<uint32_t> live_gen{0};  // the batch running now (0: none); workers skip
+                                        // queued async jobs of a batch that returned, and
+                                        // a job of no live batch is late; written under done_mu
     std::vector<std::byte> comp_buf;  // under run_mu: mlx5dv_devx_async_cmd_hdr + out
 
     mutable std::mutex stats_mu;  // protects stats

@@ -370,6 +370,31 @@ TEST_F(DeviceCore, DirtyLogFollowsEachNewLogAndDropsTheOld) {
     EXPECT_EQ(phases(4), std::vector<VqPhase>(4, VqPhase::Ready));
 }
 
+// The log's CREATE_MKEY executes but is answered after its deadline: the
+// mkey names the log's umem, so the umem goes only after the late answer
+// (and the late mkey with it); the same log then turns on.
+TEST_F(DeviceCore, ALogWhoseMkeyIsAnsweredLateGoesOnceAnswered) {
+    timeout_ms = 100;
+    open("cx7", 2);
+    enable_all(4);
+    ASSERT_TRUE(dev->configure(guest(4)));
+    const auto before = emu_dev().object_counts();
+    SharedLog log(1 << 16);
+    ASSERT_TRUE(emu_fault("op=create_mkey answer_late_us=1000000"));  // 10x the deadline
+    auto r = dev->set_dirty_logging(true, log.log());
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, Errc::Timeout) << r.error().what;
+    ASSERT_TRUE(emu_fault("clear"));
+    ASSERT_TRUE(eventually([&] { return dev->command_health().unanswered == 0; }));
+    EXPECT_TRUE(eventually([&] {
+        auto c = emu_dev().object_counts();
+        return c.umems == before.umems && c.mkeys == before.mkeys;
+    })) << "umems " << emu_dev().object_counts().umems << " (before " << before.umems << "), mkeys "
+        << emu_dev().object_counts().mkeys << " (before " << before.mkeys << ")";
+    ASSERT_TRUE(dev->set_dirty_logging(true, log.log()));
+    for (uint16_t i = 0; i < 4; i++) EXPECT_TRUE(fw(i).attr.dirty_bitmap_dump_enable) << i;
+}
+
 // The frontend that set the log left (dev_cleanup): the virtqs stop naming
 // its log and the registration goes at once, not at the next frontend's
 // start: it holds the frontend's file (the emulator keeps a mapping of it;

@@ -1,7 +1,8 @@
 // The fault matrix of a migration destination's start: its memory table is
 // registered (a umem and a direct mkey per chunk, one indirect mkey) while
 // its pre-created virtqs wait, and one registration command meets a
-// firmware status, a late completion, a hang or EBUSY. Asserted: the start
+// firmware status, a late completion (executed late, or executed in time
+// and answered late), a hang or EBUSY. Asserted: the start
 // fails naming the step, no ring runs without its memory, nothing the
 // failed table made is left on the device once every command is answered,
 // and the same table then starts every ring. The old table's DESTROY_MKEY
@@ -29,7 +30,7 @@ constexpr uint16_t kRings = 4;
 enum class Target { ChunkUmem, DirectMkey, IndirectMkey };
 struct Fault {
     std::string rule;
-    enum Kind { Status, Late, Hang, Busy } kind;
+    enum Kind { Status, Late, AnsweredLate, Hang, Busy } kind;
 };
 
 const char* target_name(Target t) {
@@ -44,14 +45,20 @@ const char* target_name(Target t) {
 std::vector<Fault> faults() {
     return {{"status=0x3 syndrome=0x5a5a", Fault::Status},
             {"status=0x10 syndrome=0x5a5a", Fault::Status},
-            {"delay_us=300000", Fault::Late},  // 3x timeout_ms
+            // 3x the batch's deadline: timeout_ms per wave of 16 commands
+            // (Commands::memory_waves), 3 waves for 16 chunks' 33.
+            {"delay_us=900000", Fault::Late},
+            // Executed in time, answered after the deadline: what it made
+            // names the table's objects while their destroy is due.
+            {"answer_late_us=900000", Fault::AnsweredLate},
             {"hang", Fault::Hang},
             {"busy", Fault::Busy}};
 }
 
 using Param = std::tuple<Target, Fault>;
 
-struct MemoryFaultMatrix : Fixture, ::testing::WithParamInterface<Param> {
+// A destination whose 64 MiB table waits to start its pre-created virtqs.
+struct TableFixture : Fixture {
     SparseGuest ram{kTable};
     GuestConfig g;
     emu::ObjectCounts base;
@@ -67,6 +74,9 @@ struct MemoryFaultMatrix : Fixture, ::testing::WithParamInterface<Param> {
         enable_all(kRings);
     }
     uint64_t chunks() const { return chunks_of(g.mem, false).size(); }
+};
+
+struct MemoryFaultMatrix : TableFixture, ::testing::WithParamInterface<Param> {
     std::string rule() const {
         const auto& [t, f] = GetParam();
         switch (t) {
@@ -126,6 +136,7 @@ std::string param_name(const ::testing::TestParamInfo<Param>& i) {
     switch (f.kind) {
     case Fault::Status: n += "status" + f.rule.substr(9, f.rule.find(' ') - 9); break;
     case Fault::Late: n += "late"; break;
+    case Fault::AnsweredLate: n += "answered_late"; break;
     case Fault::Hang: n += "hang"; break;
     case Fault::Busy: n += "busy"; break;
     }
@@ -133,6 +144,32 @@ std::string param_name(const ::testing::TestParamInfo<Param>& i) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Matrix, MemoryFaultMatrix, ::testing::ValuesIn(params()), param_name);
+
+// The indirect mkey fails and the device refuses one of the failed
+// table's destroys: that direct mkey (and its umem) keeps its handle, and
+// the next start's release destroys it.
+using FailedTable = TableFixture;
+
+TEST_F(FailedTable, ARefusedDestroyIsTriedAgainAtTheNextStart) {
+    ASSERT_TRUE(emu_fault("op=create_mkey nth=" + std::to_string(chunks() + 1) + " status=0x3"));
+    ASSERT_TRUE(emu_fault("op=destroy_mkey nth=1 status=0x3"));
+    auto r = dev->configure(g);
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().what.find("indirect mkey"), std::string::npos) << r.error().what;
+    auto c = emu_dev().object_counts();
+    EXPECT_EQ(c.mkeys, base.mkeys + 1);  // the direct mkey refused, its umem with it
+    EXPECT_EQ(c.umems, base.umems + 1);
+    ASSERT_TRUE(emu_fault("clear"));
+    ASSERT_TRUE(dev->configure(g));
+    EXPECT_EQ(phases(kRings), std::vector<VqPhase>(kRings, VqPhase::Ready));
+    EXPECT_TRUE(eventually([&] {
+        auto c = emu_dev().object_counts();
+        return c.umems == base.umems + chunks() && c.mkeys == base.mkeys + chunks() + 1;
+    })) << "umems " << emu_dev().object_counts().umems << " (before " << base.umems << "), mkeys "
+        << emu_dev().object_counts().mkeys << " (before " << base.mkeys << ")";
+    std::vector<RingIndexes> out;
+    ASSERT_TRUE(dev->close(out));
+}
 
 // The old table's mkeys are destroyed after a new table's start returned;
 // one DESTROY_MKEY fails (or hangs): the new table runs, the failure is

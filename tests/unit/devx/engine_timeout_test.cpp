@@ -3,6 +3,7 @@
 // the worker that runs it can be joined.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <future>
 #include <thread>
 
@@ -147,6 +148,34 @@ TEST_F(EngineTimeout, LateBlockingCompletionGoesNowhere) {
     EXPECT_EQ(r.entries[0].steps[0].obj_id, vqs_[3].obj_id());
     EXPECT_EQ(r.entries[0].steps[0].virtq->hw_used_index, uint16_t(2000 + vqs_[3].obj_id()));
     EXPECT_EQ(eng_->stats().stale_completions, 1u);
+}
+
+// The caller learns of a late answer from the worker that has it, once
+// per late job, and never of a command answered within its batch.
+TEST_F(EngineTimeout, ALateAnswerIsToldToTheCallerOnce) {
+    std::atomic<int> told{0};
+    std::promise<void> first;
+    EngineOptions o;
+    o.on_late_answer = [&] {
+        if (told.fetch_add(1) == 0) first.set_value();
+    };
+    auto e = Engine::create(FakeDevx::api(), fake_.ctx(), o);
+    ASSERT_TRUE(e);
+    Batch b;
+    for (size_t q = 0; q < vqs_.size(); ++q) b.add_resume(vqs_[q], int(q));
+    ASSERT_TRUE((*e)->run(std::move(b), kGenerous).ok());
+    EXPECT_EQ(told.load(), 0);
+    hold(FakeOp::Modify, vqs_[0].obj_id());
+    BatchResult r = (*e)->run(suspend_all(), kShort);
+    ASSERT_EQ(r.entries[0].steps[0].state, StepState::TimedOut);
+    EXPECT_EQ(told.load(), 0);  // still the device's
+    fake_.set_script(nullptr);
+    fake_.release_all();
+    ASSERT_EQ(first.get_future().wait_for(kGenerous), std::future_status::ready);
+    ASSERT_TRUE((*e)->drain(Engine::Clock::now() + kGenerous));
+    EXPECT_EQ((*e)->late_commands(), 0u);
+    (*e)->shutdown();
+    EXPECT_EQ(told.load(), 1);
 }
 
 // A chain umem -> CREATE run by one worker whose CREATE hangs past the

@@ -8,7 +8,9 @@ DeferredRelease::DeferredRelease(std::function<void()> release) : release_(std::
     thread_ = make_named_thread("mlx5a-rel", [this](std::stop_token st) { loop(st); });
 }
 
-DeferredRelease::~DeferredRelease() {
+DeferredRelease::~DeferredRelease() { stop(); }
+
+void DeferredRelease::stop() {
     thread_.request_stop();
     cv_.notify_all();
     thread_ = {};

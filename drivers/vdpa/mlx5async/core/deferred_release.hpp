@@ -18,13 +18,16 @@ public:
     // `release` runs on the thread after each request (several requests
     // made while it runs give one more run); it takes the locks it needs.
     explicit DeferredRelease(std::function<void()> release);
-    // Lets a run in progress finish, then stops; requests not yet run are
-    // dropped (the owner destroys what is left itself).
+    // stop(): requests not yet run are dropped (the owner destroys what is
+    // left itself).
     ~DeferredRelease();
     DeferredRelease(const DeferredRelease&) = delete;
     DeferredRelease& operator=(const DeferredRelease&) = delete;
 
     void request();
+    // Lets a run in progress finish and stops the thread; later requests
+    // are not run. Idempotent.
+    void stop();
 
 private:
     void loop(std::stop_token st);

@@ -122,7 +122,7 @@ Device::Device(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Device::~Device() {
     Impl& d = *impl_;
     if (d.plugin_device) d.plugin_device->on_announce({});  // it marks the ledger
-    d.releaser.reset();
+    if (d.releaser) d.releaser->stop();  // the object stays: the engine's workers may request it
     d.recovery.reset();
     if (d.cmds && d.strand) d.stop_requested();  // a start running gives up what it has not issued
     if (d.strand) d.strand->stop();
@@ -171,15 +171,13 @@ Result<std::unique_ptr<Device>> Device::open(const DeviceConfig& cfg, std::strin
         if (relay) d.kick_relay = std::move(*relay);
         else logf(LogLevel::Warning, "%s: no kick relay: %s", d.name.c_str(), to_string(relay.error()).c_str());
     }
-    d.cmds = std::make_unique<Commands>(*d.api, d.ctx, d.name, cfg.engine_switches);
-    d.cmds->set_timeout_ms(cfg.timeout_ms);
-    MLX5A_CHECK(d.cmds->make_engine(cfg.strategy, cfg.max_inflight, cfg.threads));
-    d.mem = std::make_unique<GuestMemory>(*d.cmds, d.ctx, d.transport.pdn(), d.name);
-    d.dirty = std::make_unique<DirtyLogging>(*d.mem, d.ctx, d.transport.pdn());
     // Taken on the strand, destroyed here: no control operation or query
     // waits for the old objects' destroys. What the device refuses to
     // destroy goes back to the strand, for the next release to try again.
+    // Late commands answered are discarded first: what they created goes
+    // before what they name.
     d.releaser = std::make_unique<DeferredRelease>([&d] {
+        d.cmds->late_commands();
         auto gone = d.strand->post([&d] { return Result<std::vector<MemRegistration>>(d.take_unreferenced()); }).wait();
         if (!gone) return;
         std::erase_if(*gone, [](MemRegistration& r) { return r.release(); });
@@ -192,6 +190,13 @@ Result<std::unique_ptr<Device>> Device::open(const DeviceConfig& cfg, std::strin
             return Result<void>{};
         });
     });
+    devx::EngineOptions switches = cfg.engine_switches;
+    switches.on_late_answer = [&d] { d.releaser->request(); };  // Impl::release_failed
+    d.cmds = std::make_unique<Commands>(*d.api, d.ctx, d.name, std::move(switches));
+    d.cmds->set_timeout_ms(cfg.timeout_ms);
+    MLX5A_CHECK(d.cmds->make_engine(cfg.strategy, cfg.max_inflight, cfg.threads));
+    d.mem = std::make_unique<GuestMemory>(*d.cmds, d.ctx, d.transport.pdn(), d.name);
+    d.dirty = std::make_unique<DirtyLogging>(*d.mem, d.ctx, d.transport.pdn());
     d.vqs.create(d.vcaps.max_num_virtio_queues, d.name);
     MLX5A_CHECK(d.start_events());
     MLX5A_CHECK(d.irqs.setup(cfg, d.ctx, d.vcaps, d.vqs.size(), d.name));

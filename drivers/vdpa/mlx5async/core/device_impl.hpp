@@ -99,7 +99,9 @@ struct Device::Impl {
     Ledger ledger;  // own lock: the glue, the strand and the notifier thread mark it
     Published pub;
     // Old memory and log registrations, taken out on the strand and
-    // destroyed on this thread once no virtq names them (stopped first).
+    // destroyed on this thread once no virtq names them. Made before the
+    // engine, whose workers request it (a late answer); ~Device stops its
+    // thread first, the object goes after the engine's workers.
     std::unique_ptr<DeferredRelease> releaser;
     std::atomic<uint64_t> stops{0};  // stops posted (stop_requested): a start posted before one is skipped
     std::unique_ptr<Strand> strand;  // created first at open, stopped before the parts go
@@ -168,6 +170,13 @@ struct Device::Impl {
     // Strand: destroys every registration no virtq names now (the ones the
     // device refused before included); what it refuses again stays.
     void release_unreferenced();
+    // Strand: what a failed registration made (a memory table's chunks, a
+    // log's umem). A command of its batch that is still unanswered may name
+    // it, and the device refuses to destroy what is named: it then waits in
+    // `unreleased` for the deferred release, which the engine wakes at each
+    // late answer (EngineOptions::on_late_answer). Destroyed now otherwise,
+    // what the device refuses kept the same way.
+    void release_failed(MemRegistration made);
     Result<void> suspend_all();
     Result<void> resume_all();
     Result<prm::VirtqCounters> counters(uint16_t ring);

@@ -194,7 +194,7 @@ Result<void> Device::Impl::configure(const GuestConfig& g, uint64_t seq) {
                      mem->registrations() != registrations ? uint32_t(mem->current().regions.size()) : 0);
     // An old table or log goes once no virtq names it, after this returns:
     // its destroys are not the guest's downtime.
-    if (mem->has_retired() || dirty->has_retired()) releaser->request();
+    if (mem->has_retired() || dirty->has_retired() || !unreleased.empty()) releaser->request();
     if (kick_relay) {  // this start's kickfds; held kicks replay now
         std::vector<std::pair<uint16_t, int>> kicks;
         for (const auto& vr : g.vrings) kicks.emplace_back(vr.index, vr.kickfd);
@@ -424,8 +424,14 @@ Result<void> Device::Impl::set_dirty_logging(bool on, const DirtyLog& log) {
     namespace mb = prm::modify_bits;
     if (on == dirty->on() && (!on || dirty->registered(log))) return {};
     if (on) MLX5A_CHECK(check_log_covers(log, mem->current().regions));
-    if (on) MLX5A_CHECK(dirty->turn_on(log));
-    else dirty->turn_off();
+    if (on) {
+        MemRegistration failed;
+        auto r = dirty->turn_on(log, failed);
+        release_failed(std::move(failed));
+        MLX5A_CHECK(r);
+    } else {
+        dirty->turn_off();
+    }
     devx::Batch b;
     std::vector<prm::VirtqAttr> sent;
     for (Vq& vq : vqs) {
@@ -557,6 +563,11 @@ void Device::Impl::release_unreferenced() {
     if (!unreleased.empty())
         logf(LogLevel::Warning, "%s: %zu memory registrations keep objects the device did not "
              "destroy: tried again at the next release", name.c_str(), unreleased.size());
+}
+
+void Device::Impl::release_failed(MemRegistration made) {
+    if (cmds->late_commands() == 0 && made.release()) return;
+    unreleased.push_back(std::move(made));
 }
 
 namespace {

@@ -55,8 +55,9 @@ Result<void> Device::Impl::prepare_start(const std::vector<MemRegion>& table, co
             mem_err = unexpected(reg.error());
         }
     }
-    // What failed of the memory was released with the build (nothing leaks);
-    // the virtqs made stay, in INIT, for the next start.
+    // What a failed table made goes once no command names it (nothing
+    // leaks); the virtqs made stay, in INIT, for the next start.
+    if (m && !mem_err) release_failed(std::move(m->reg));
     return first_error(mem_err, obj_err);
 }
 

@@ -29,7 +29,7 @@ bool DirtyLogging::registered(const DirtyLog& log) const {
 
 // A umem over vhost's mapping of the log and a direct mkey addressed by its
 // host address (the virtqs' dirty_bitmap_addr).
-Result<void> DirtyLogging::turn_on(const DirtyLog& log) {
+Result<void> DirtyLogging::turn_on(const DirtyLog& log, MemRegistration& failed) {
     if (!registered(log)) {
         MemRegistration reg;
         reg.regions = {MemRegion{log.host_addr, log.size, log.host_addr}};
@@ -40,7 +40,10 @@ Result<void> DirtyLogging::turn_on(const DirtyLog& log) {
         auto mk = mkeys_.create_mkey(
             prm::direct_mkey_attr(reg.umems.back().id(), 0, log.host_addr, log.size, pdn_), obj,
             BatchKind::DirtyLog);
-        MLX5A_CHECK(mk);
+        if (!mk) {
+            failed = std::move(reg);
+            return unexpected(mk.error());
+        }
         reg.direct.push_back(std::move(obj));
         reg.mkey = *mk;
         if (!mem_.empty()) retired_.push_back(std::move(mem_));

@@ -45,8 +45,10 @@ public:
     // Logging on into `log`: registered anew unless it is the registered
     // one (vhost maps the log anew at every SET_LOG_BASE and unmaps the
     // previous mapping), the previous registration retired. Off keeps the
-    // registration until the virtqs stop naming it.
-    Result<void> turn_on(const DirtyLog& log);
+    // registration until the virtqs stop naming it. A failed registration
+    // leaves what it made in `failed` (its mkey's CREATE may still be
+    // unanswered, naming the umem): Device::Impl::release_failed's.
+    Result<void> turn_on(const DirtyLog& log, MemRegistration& failed);
     void turn_off() { on_ = false; }
     // The frontend left: off, and its log's registration retired.
     void forget();
