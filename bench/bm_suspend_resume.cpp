@@ -159,7 +159,6 @@ struct Switch {
 constexpr Switch kSwitches[] = {
     {"sense_fast_commands", &devx::EngineOptions::sense_fast_commands},
     {"stall_check", &devx::EngineOptions::stall_check},
-    {"unthrottled_first", &devx::EngineOptions::unthrottled_first},
     {"workers_follow_caller", &devx::EngineOptions::workers_follow_caller},
 };
 

@@ -166,6 +166,7 @@ void Engine::Impl::worker_run(std::unique_ptr<Job> job) noexcept {
     // that may run at once. A command that hangs leaves the average as it
     // was: the loop's stall check grows the pool then.
     const bool throttled = job->first_throttled();
+    if (job->continue_async && !throttled) queued_without_token.fetch_sub(1, std::memory_order_relaxed);
     if (job->continue_async && has_room(throttled))
         pool->wake_one_if_queued(fast_commands() ? fast_workers.load(std::memory_order_relaxed)
                                                  : (throttled ? throttle : slots).limit());
@@ -211,12 +212,12 @@ void Engine::Impl::run_steps(Job& job) noexcept {
                 }
                 // A blocking step runs on with the same admission, when of the same class.
                 if (throttled != held_throttled) {
-                    // Into the throttle: a free token, or the chain goes back
-                    // to the loop, which queues it behind the jobs waiting
-                    // for a worker (hand_back_token_waits).
-                    const bool hand_back = throttled && opt.hand_back_token_waits;
-                    const bool token = hand_back && throttle.try_acquire();
-                    if (hand_back && !token) break;  // released below
+                    // Into the throttle: a free token, or the chain gives way.
+                    const bool token = throttled && throttle.try_acquire();
+                    if (throttled && !token && give_way_for_token()) {
+                        job.gave_way = true;
+                        break;  // released below
+                    }
                     leave(held_throttled);
                     held = token;
                     if (token) slots.acquire();  // token, then slot: admit()'s order
@@ -226,8 +227,19 @@ void Engine::Impl::run_steps(Job& job) noexcept {
                 held = false;
             }
         }
-        // Blocking commands wait for their admission, as mlx5_core's semaphores make them.
-        if (!held) admit(throttled);
+        // Blocking commands wait for their admission, as mlx5_core's semaphores
+        // make them; a first step that needs a token gives way as a later one does.
+        if (!held) {
+            const bool try_first = i == 0 && throttled && job.first_may_give_way;
+            if (try_first && throttle.try_acquire()) {
+                slots.acquire();
+            } else if (try_first && give_way_for_token()) {
+                job.gave_way = true;
+                break;  // unrun
+            } else {
+                admit(throttled);
+            }
+        }
         held = true;
         held_throttled = throttled;
         if (cut.load(std::memory_order_acquire) && (i == 0 || job.continue_async)) break;  // cut_short
@@ -312,6 +324,7 @@ void Engine::Impl::post_live(std::vector<std::unique_ptr<Job>>& jobs) {
     size_t throttled = 0;
     for (const auto& j : jobs) throttled += j->first_throttled();
     const size_t other = jobs.size() - throttled;
+    queued_without_token.fetch_add(unsigned(other), std::memory_order_relaxed);
     const size_t runnable = throttled ? std::min<size_t>(slots.limit(), throttle.limit() + other)
                                       : slots.limit();
     pool->post_all(jobs, fast_commands() ? 1 : SIZE_MAX, runnable);

@@ -111,13 +111,11 @@ struct EngineOptions {
     // Fast commands: the loop wakes once per millisecond to add a worker when
     // every awake one is stuck; false: it sleeps until an event.
     bool stall_check = true;
-    // Entries whose first step is outside the throttle are queued first;
-    // false: batch order.
-    bool unthrottled_first = true;
-    // A chain whose next step needs a throttle token that is not free goes
-    // back to the loop, which queues it behind the jobs waiting for a worker,
-    // instead of holding its worker until a token frees; false: it waits on
-    // its worker.
+    // A step that needs a throttle token that is not free (a batch's first
+    // or a chain's next) goes back to the loop, which queues it behind the
+    // jobs waiting for a worker, while some of those need no token, instead
+    // of holding its worker until a token frees; false: it waits on its
+    // worker.
     bool hand_back_token_waits = true;
     std::string thread_prefix = "mlx5a-wk";
     // Called on a worker once it has an answer to a blocking command of a

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <deque>
 #include <unordered_map>
 #include <vector>
@@ -39,7 +40,8 @@ public:
     AsyncRun(Engine::Impl& m, Batch& b, BatchResult& res)
         : m_(m), entries_(b.entries()), res_(res), gen_(++m.gen), next_(entries_.size(), 0),
           issued_at_(entries_.size()), in_flight_(entries_.size(), false),
-          at_worker_(entries_.size(), false), job_of_(entries_.size(), nullptr), open_(entries_.size(), false),
+          at_worker_(entries_.size(), false), job_of_(entries_.size(), nullptr),
+          gave_way_at_(entries_.size(), SIZE_MAX), open_(entries_.size(), false),
           deps_(b, res) {}
 
     void run(Clock::time_point deadline);
@@ -75,6 +77,7 @@ private:
     std::vector<bool> in_flight_;
     std::vector<bool> at_worker_;  // its step(s) are in a job not yet back
     std::vector<Job*> job_of_;     // that job (alive until the loop takes it back)
+    std::vector<size_t> gave_way_at_;  // the step at which the entry last gave way for a token
     std::vector<bool> open_;
     size_t open_count_ = 0;
     Dependencies deps_;  // entries that wait for others of the batch
@@ -102,15 +105,8 @@ void AsyncRun::start() {
         for (const Command& c : entries_[e].steps)
             if (c.kind == CmdKind::Query) query_outlen_ = std::max(query_outlen_, c.outlen);
     }
-    // Entries that start outside the throttle go first: the workers take
-    // jobs in order, and one waiting for a throttle token would hold back
-    // the commands queued behind it that need a slot only.
-    for (bool throttled : {false, true})
-        for (uint32_t e = 0; e < entries_.size(); ++e) {
-            if (!open_[e] || deps_.waits(e)) continue;
-            if (m_.opt.unthrottled_first ? entries_[e].steps[0].throttled() == throttled : throttled)
-                ready_.push_back(e);  // without the switch: batch order, in the second pass
-        }
+    for (uint32_t e = 0; e < entries_.size(); ++e)
+        if (open_[e] && !deps_.waits(e)) ready_.push_back(e);
     // Workers issue QUERYs too: the buffer must fit any of them before they do.
     size_t need = sizeof(mlx5dv_devx_async_cmd_hdr) + query_outlen_;
     if (m_.comp_buf.size() < need) m_.comp_buf.resize(need);
@@ -294,6 +290,7 @@ void AsyncRun::post_blocking(uint32_t e, bool slot_held) {
     job->skip_if_stale = true;
     job->continue_async = true;
     job->first_step = next_[e];
+    job->first_may_give_way = gave_way_at_[e] != next_[e];
     for (size_t k = 0; k < next_[e]; ++k) job->made_before.push_back(res_.entries[e].steps[k].made());
     job->steps.push_back(std::move(steps[next_[e]]));
     // The worker goes on with the chain, up to a DESTROY: its object must stay
@@ -414,6 +411,7 @@ void AsyncRun::on_job(std::unique_ptr<Job> job) {
         return;
     }
     StepResult& r = res_.entries[e].steps[next_[e]];
+    if (job->gave_way) gave_way_at_[e] = next_[e];
     if (ran == 0 || job->query == Job::Continuation::NotReached) {  // the worker stopped before it
         if (cut_) return cancel(e);
         ready_.push_front(e);

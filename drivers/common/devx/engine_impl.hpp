@@ -66,6 +66,17 @@ struct Engine::Impl {
         return slots.in_flight() < slots.limit() &&
                (!throttled || throttle.in_flight() < throttle.limit());
     }
+    // Async jobs posted whose first step needs no token, not yet taken by a
+    // worker (an estimate: read without a lock).
+    std::atomic<unsigned> queued_without_token{0};
+    // hand_back_token_waits: a step that found no free token goes back to
+    // the loop, which queues it again behind the jobs waiting for a worker,
+    // rather than wait on its worker, while some of those need no token
+    // (the wait would keep a worker from them; with none, it holds nothing
+    // back).
+    bool give_way_for_token() const noexcept {
+        return opt.hand_back_token_waits && queued_without_token.load(std::memory_order_relaxed) > 0;
+    }
 
     // Owned resources, released by shutdown() in reverse order of set-up.
     CmdComp comp;      // Async: completions of obj_query_async

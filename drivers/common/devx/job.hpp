@@ -47,6 +47,10 @@ struct Job {
     // woken in between: one thread wake-up fewer per chain.
     bool continue_async = false;
     bool more_after = false;  // the entry has steps after `steps` (left in the batch)
+    // Its first step may give way for a token (Impl::give_way_for_token):
+    // not when that step gave way once already (no job goes round forever).
+    bool first_may_give_way = false;
+    bool gave_way = false;  // it stopped before a step that found no token
     // Entries of the batch wait for this one's end: its hand-back wakes the
     // loop, which releases them (Dependencies).
     bool others_wait = false;

@@ -49,6 +49,7 @@ protected:
         }
         return b;
     }
+    void token_waits_give_way(bool chains);
     void hold_modifies() {
         fake_.set_script([](const FakeCall& c) {
             FakeReply r;
@@ -133,37 +134,15 @@ TEST_F(EngineSwitches, StallCheckWakesAnotherWorkerWhenTheAwakeOnesHang) {
     });
 }
 
-TEST_F(EngineSwitches, UnthrottledFirstIssuesCommandsOutsideTheThrottleFirst) {
-    Context ctx(&FakeDevx::api(), fake_.ctx());
-    for (bool on : {true, false}) {
-        EngineOptions o = four_in_flight();
-        o.workers = 1;  // one worker takes the jobs in the order they were queued
-        o.unthrottled_first = on;
-        Engine& eng = engine(o);
-        std::vector<std::byte> in(prm::kGeneralObjInHdrBytes);
-        prm::write_general_obj_in({.opcode = uint16_t(prm::Opcode::QUERY_HCA_CAP)}, in);
-        Batch b;
-        b.add_resume(vqs_[0], 0);                 // a general-object command: throttled
-        b.add(Command::general(ctx, in, 16, 1));  // a slot only
-        size_t before = fake_.trace().size();
-        ASSERT_TRUE(eng.run(std::move(b), kGenerous).ok());
-        std::vector<FakeEvent> t = fake_.trace();
-        std::vector<FakeOp> issued;
-        for (size_t i = before; i < t.size(); ++i)
-            if (t[i].kind == FakeEvent::Issue) issued.push_back(t[i].op);
-        ASSERT_EQ(issued.size(), 2u);
-        EXPECT_EQ(issued[0], on ? FakeOp::General : FakeOp::Modify) << "unthrottled_first " << on;
-    }
-}
-
-// Eight chains of a command outside the throttle then a MODIFY (held by the
-// device), and one more entry outside the throttle, on as many workers as
-// slots: four MODIFYs take the four tokens. With the switch the four chains
-// left without a token hand their workers back, and the last entry is
+// Eight entries that need a throttle token, the MODIFYs the device holds
+// (alone, or each after a command outside the throttle), and one more entry
+// outside the throttle, queued behind them, on as many workers as slots:
+// four MODIFYs take the four tokens. With hand_back_token_waits the four
+// left without a token give their workers back, and the last entry is
 // issued while the MODIFYs are held; without it they wait on their
 // workers, which are all taken, and it is issued only once the MODIFYs
 // were let go.
-TEST_F(EngineSwitches, HandBackTokenWaitsFreesTheWorkersOfChainsWithoutAToken) {
+void EngineSwitches::token_waits_give_way(bool chains) {
     Context ctx(&FakeDevx::api(), fake_.ctx());
     constexpr uint16_t kLast = uint16_t(prm::Opcode::ALLOC_PD);
     for (bool on : {true, false}) {
@@ -187,7 +166,7 @@ TEST_F(EngineSwitches, HandBackTokenWaitsFreesTheWorkersOfChainsWithoutAToken) {
         for (int q = 0; q < 8; ++q) {
             Entry e;
             e.queue = q;
-            e.steps.push_back(general(uint16_t(prm::Opcode::QUERY_HCA_CAP), q));
+            if (chains) e.steps.push_back(general(uint16_t(prm::Opcode::QUERY_HCA_CAP), q));
             e.steps.push_back(Command::modify_virtq_state(vqs_[size_t(q)], prm::VirtqState::RDY, q));
             b.add(std::move(e));
         }
@@ -201,6 +180,14 @@ TEST_F(EngineSwitches, HandBackTokenWaitsFreesTheWorkersOfChainsWithoutAToken) {
         fake_.set_script(nullptr);
         EXPECT_EQ(last_after_let_go.load(), !on) << "hand_back_token_waits " << on;
     }
+}
+
+TEST_F(EngineSwitches, HandBackTokenWaitsFreesTheWorkersOfChainsWithoutAToken) {
+    token_waits_give_way(true);
+}
+
+TEST_F(EngineSwitches, HandBackTokenWaitsFreesTheWorkersOfFirstStepsWithoutAToken) {
+    token_waits_give_way(false);
 }
 
 }  // namespace

@@ -153,9 +153,8 @@ void Device::Impl::release_frontend_objects() {
 // object, one chain per ring, with its event QP's umem (interrupts on: the
 // QP's own chain, after this one, makes the rest; take_virtq_resources
 // takes it). In one chain the counters (a general-object command) follow
-// the ring's small umems at once instead of queueing behind every
-// unthrottled entry of the batch (doc/engine.md, "Heuristics":
-// unthrottled_first).
+// the ring's small umems at once; as entries of their own they queue
+// behind the chunks' registrations (doc/engine.md, "Known gaps").
 Result<void> Device::Impl::add_virtq_resources(ObjectBuild& o, devx::Batch& b) {
     const bool with_counters = gcaps.has_obj_type(uint16_t(prm::ObjType::VIRTIO_Q_COUNTERS));
     o.resources.clear();
