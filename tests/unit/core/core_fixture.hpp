@@ -167,6 +167,18 @@ struct Fixture : ::testing::Test {
     // A device-side condition a test cannot be woken for (a late command landing).
     template <typename P>
     static bool eventually(P pred) { return mlx5async::testing::eventually(pred); }
+    // The device holds this many umems and mkeys, once the releases and late
+    // commands under way have ended.
+    ::testing::AssertionResult memory_objects_are(size_t umems, size_t mkeys) {
+        if (eventually([&] {
+                auto c = emu_dev().object_counts();
+                return c.umems == umems && c.mkeys == mkeys;
+            }))
+            return ::testing::AssertionSuccess();
+        auto c = emu_dev().object_counts();
+        return ::testing::AssertionFailure() << "umems " << c.umems << " (want " << umems << "), mkeys "
+                                             << c.mkeys << " (want " << mkeys << ")";
+    }
     emu::VirtqInfo fw(uint16_t ring) {
         auto v = dev->vq_info();
         auto i = emu_dev().virtq_info(v[ring].obj_id);

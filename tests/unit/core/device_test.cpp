@@ -386,11 +386,7 @@ TEST_F(DeviceCore, ALogWhoseMkeyIsAnsweredLateGoesOnceAnswered) {
     EXPECT_EQ(r.error().code, Errc::Timeout) << r.error().what;
     ASSERT_TRUE(emu_fault("clear"));
     ASSERT_TRUE(eventually([&] { return dev->command_health().unanswered == 0; }));
-    EXPECT_TRUE(eventually([&] {
-        auto c = emu_dev().object_counts();
-        return c.umems == before.umems && c.mkeys == before.mkeys;
-    })) << "umems " << emu_dev().object_counts().umems << " (before " << before.umems << "), mkeys "
-        << emu_dev().object_counts().mkeys << " (before " << before.mkeys << ")";
+    EXPECT_TRUE(memory_objects_are(before.umems, before.mkeys));
     ASSERT_TRUE(dev->set_dirty_logging(true, log.log()));
     for (uint16_t i = 0; i < 4; i++) EXPECT_TRUE(fw(i).attr.dirty_bitmap_dump_enable) << i;
 }

@@ -281,10 +281,7 @@ TEST_F(GuestMemory, AReplacedTableIsDestroyedAfterTheStartReturns) {
     emu_dev().faults().clear();
     EXPECT_EQ(emu_dev().complete_next(1), 1u);
     const uint64_t n = chunks({kGiB});
-    EXPECT_TRUE(eventually([&] {
-        auto c = emu_dev().object_counts();
-        return c.mkeys == base.mkeys + n + 1 && c.umems == base.umems + n;
-    }));
+    EXPECT_TRUE(memory_objects_are(base.umems + n, base.mkeys + n + 1));
 }
 
 // The same GPA, size and host address over another file (a frontend that
@@ -434,10 +431,7 @@ TEST_F(DeviceCore, ChangedMemoryTableMovesEveryVirtqToTheNewMkeyAndFreesTheOld) 
     // The old direct + indirect go after the start returned (DeferredRelease).
     const uint64_t chunk = mem_chunk_bytes(768ull << 20);
     const uint64_t chunks = (512ull << 20) / chunk + (256ull << 20) / chunk;
-    EXPECT_TRUE(eventually([&] {
-        auto c = emu_dev().object_counts();
-        return c.mkeys == chunks + 1 && c.umems == base.umems + chunks;
-    }));
+    EXPECT_TRUE(memory_objects_are(base.umems + chunks, chunks + 1));
 }
 
 // The null mkey, a device constant the holes of a table need, is asked for

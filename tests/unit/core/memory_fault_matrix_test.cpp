@@ -104,11 +104,7 @@ TEST_P(MemoryFaultMatrix, TheStartFailsWholeLeavesNothingAndTheSameTableStartsAf
     ASSERT_TRUE(emu_fault("clear"));
     ASSERT_TRUE(eventually([&] { return dev->command_health().unanswered == 0; }));
     // What the failed table made is gone, a late create included.
-    EXPECT_TRUE(eventually([&] {
-        auto c = emu_dev().object_counts();
-        return c.umems == base.umems && c.mkeys == base.mkeys;
-    })) << "umems " << emu_dev().object_counts().umems << " (before " << base.umems << "), mkeys "
-        << emu_dev().object_counts().mkeys << " (before " << base.mkeys << ")";
+    EXPECT_TRUE(memory_objects_are(base.umems, base.mkeys));
     ASSERT_TRUE(dev->configure(g));
     EXPECT_EQ(phases(kRings), std::vector<VqPhase>(kRings, VqPhase::Ready));
     auto c = emu_dev().object_counts();
@@ -162,11 +158,7 @@ TEST_F(FailedTable, ARefusedDestroyIsTriedAgainAtTheNextStart) {
     ASSERT_TRUE(emu_fault("clear"));
     ASSERT_TRUE(dev->configure(g));
     EXPECT_EQ(phases(kRings), std::vector<VqPhase>(kRings, VqPhase::Ready));
-    EXPECT_TRUE(eventually([&] {
-        auto c = emu_dev().object_counts();
-        return c.umems == base.umems + chunks() && c.mkeys == base.mkeys + chunks() + 1;
-    })) << "umems " << emu_dev().object_counts().umems << " (before " << base.umems << "), mkeys "
-        << emu_dev().object_counts().mkeys << " (before " << base.mkeys << ")";
+    EXPECT_TRUE(memory_objects_are(base.umems + chunks(), base.mkeys + chunks() + 1));
     std::vector<RingIndexes> out;
     ASSERT_TRUE(dev->close(out));
 }
@@ -198,11 +190,7 @@ TEST_P(ReleaseFault, AFailedDestroyOfTheOldTableLeavesTheNewOneRunning) {
     ASSERT_TRUE(eventually([&] { return dev->command_health().unanswered == 0; }));
     ASSERT_TRUE(dev->close(out));
     dev->cleanup();
-    EXPECT_TRUE(eventually([&] {
-        auto c = emu_dev().object_counts();
-        return c.umems == base.umems && c.mkeys == base.mkeys;
-    })) << "umems " << emu_dev().object_counts().umems << " (before " << base.umems << "), mkeys "
-        << emu_dev().object_counts().mkeys << " (before " << base.mkeys << ")";
+    EXPECT_TRUE(memory_objects_are(base.umems, base.mkeys));
 }
 
 INSTANTIATE_TEST_SUITE_P(Matrix, ReleaseFault, ::testing::Values("status=0x3", "hang", "busy"),
