@@ -52,10 +52,6 @@ BatchResult Engine::Impl::run_sequential(Batch&& b, Clock::time_point deadline) 
         }
         deps.ended(e, ok, released, cancelled);
     }
-    {
-        std::lock_guard lk(done_mu);
-        live_gen.store(0, std::memory_order_release);
-    }
     res.peak_inflight = throttle.peak();
     res.peak_slots = slots.peak();
     add_stats(d);
