@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "emu_fixture.hpp"
+#include "tests/support/eventually.hpp"
 
 namespace mlx5async::emu::test {
 namespace {
@@ -118,10 +119,7 @@ TEST_F(CmdIf, ALateAnswerFindsItsObjectMadeWhileTheCallerWaits) {
         EXPECT_NE(direct_mkey(buf, 0), 0u);
         answered = true;
     });
-    const auto until = std::chrono::steady_clock::now() + kDeadline;
-    while (dev_->object_counts().mkeys == before && std::chrono::steady_clock::now() < until)
-        std::this_thread::yield();
-    ASSERT_EQ(dev_->object_counts().mkeys, before + 1);
+    ASSERT_TRUE(mlx5async::testing::eventually([&] { return dev_->object_counts().mkeys == before + 1; }));
     EXPECT_FALSE(answered.load());  // the clock has not moved: no answer yet
     dev_->advance_clock(1ms);
     caller.join();
