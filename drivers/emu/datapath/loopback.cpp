@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <span>
 
 namespace mlx5async::emu::dp {
 namespace {
@@ -88,17 +89,27 @@ std::optional<Chain> next_chain(const SplitRing& r, QueueIo& q) {
     return c;
 }
 
-// Completes a fetched chain: used entry, used idx, hw indexes, counters.
-bool complete(const SplitRing& r, QueueIo& q, const Chain& c, uint32_t len) {
-    if (!r.push_used(q.attr.hw_used_index, c.head, len)) {
+// Completes fetched chains (one packet's): their used entries, one used
+// idx store, hw indexes, counters.
+bool complete(const SplitRing& r, QueueIo& q, std::span<const Chain> chains,
+              std::span<const UsedElem> used) {
+    if (!r.push_used(q.attr.hw_used_index, used)) {
         count_error(q, error_type::kRingAddr);
         return false;
     }
-    ++q.attr.hw_available_index;
-    ++q.attr.hw_used_index;
-    q.ctr.received_desc += c.descs.size();
-    q.ctr.completed_desc += c.descs.size();
+    for (const Chain& c : chains) {
+        ++q.attr.hw_available_index;
+        ++q.attr.hw_used_index;
+        q.ctr.received_desc += c.descs.size();
+        q.ctr.completed_desc += c.descs.size();
+    }
     return true;
+}
+
+// A TX chain, sent (or dropped): used with length 0.
+bool complete_tx(const SplitRing& r, QueueIo& q, const Chain& c) {
+    const UsedElem used{c.head, 0};
+    return complete(r, q, {&c, 1}, {&used, 1});
 }
 
 // virtio §2.7: desc 16·size, avail 6 + 2·size, used 6 + 8·size bytes.
@@ -168,6 +179,8 @@ Rx receive(const SplitRing& rxr, QueueIo& rx, std::vector<std::byte>& pkt) {
         uint16_t n = uint16_t(chains.size());
         std::memcpy(pkt.data() + kHdrNumBuffers, &n, 2);
     }
+    // Every buffer written before any is used: the driver sees the packet whole.
+    std::vector<UsedElem> used;
     size_t off = 0;
     for (const Chain& c : chains) {
         size_t n = std::min(pkt.size() - off, c.writable);
@@ -175,10 +188,10 @@ Rx receive(const SplitRing& rxr, QueueIo& rx, std::vector<std::byte>& pkt) {
             count_error(rx, error_type::kBufferAddr);
             return Rx::Error;
         }
-        if (!complete(rxr, rx, c, uint32_t(n))) return Rx::Error;
+        used.push_back({c.head, uint32_t(n)});
         off += n;
     }
-    return Rx::Done;
+    return complete(rxr, rx, chains, used) ? Rx::Done : Rx::Error;
 }
 
 }  // namespace
@@ -219,7 +232,7 @@ LoopbackResult move_packets(const Translator& tr, QueueIo& tx, QueueIo* rx, uint
             break;
         }
         if (tx.max_frame && pkt.size() > hl + tx.max_frame) {
-            if (!complete(txr, tx, *tc, 0)) break;
+            if (!complete_tx(txr, tx, *tc)) break;
             if (tx.frames) ++tx.frames->oversize;
             ++res.dropped;
             continue;
@@ -234,7 +247,7 @@ LoopbackResult move_packets(const Translator& tr, QueueIo& tx, QueueIo* rx, uint
         if (tx.frames && kind == Frame::Announce) ++tx.frames->announces;
         if (kind == Frame::Announce && tx.on_announce && *tx.on_announce) (*tx.on_announce)();
         res.announces += kind == Frame::Announce;
-        if (!complete(txr, tx, *tc, 0)) break;
+        if (!complete_tx(txr, tx, *tc)) break;
         ++res.packets;
     }
     return res;

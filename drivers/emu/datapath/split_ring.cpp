@@ -156,14 +156,17 @@ std::optional<Chain> SplitRing::chain_at(uint16_t last_avail, RingError& err) co
     return c;
 }
 
-bool SplitRing::push_used(uint16_t used_idx, uint16_t id, uint32_t len) const {
-    uint8_t elem[kUsedElemBytes];
-    uint32_t id32 = id;
-    std::memcpy(elem, &id32, 4);
-    std::memcpy(elem + 4, &len, 4);
-    if (!mem_.write(used_ + kRingOff + kUsedElemBytes * (used_idx % size_), elem, sizeof elem))
-        return false;
-    return mem_.store_idx(used_ + kIdxOff, uint16_t(used_idx + 1));
+bool SplitRing::push_used(uint16_t used_idx, std::span<const UsedElem> elems) const {
+    for (const UsedElem& e : elems) {
+        uint8_t raw[kUsedElemBytes];
+        const uint32_t id32 = e.id;
+        std::memcpy(raw, &id32, 4);
+        std::memcpy(raw + 4, &e.len, 4);
+        if (!mem_.write(used_ + kRingOff + kUsedElemBytes * (used_idx % size_), raw, sizeof raw))
+            return false;
+        ++used_idx;
+    }
+    return mem_.store_idx(used_ + kIdxOff, used_idx);
 }
 
 bool SplitRing::gather(const Chain& c, std::vector<std::byte>& out) const {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "common/base/result.hpp"
@@ -84,6 +85,12 @@ struct Chain {
     size_t writable = 0;      // bytes in device-writable descriptors
 };
 
+// virtio 1.x §2.7.8 struct virtq_used_elem.
+struct UsedElem {
+    uint16_t id = 0;
+    uint32_t len = 0;
+};
+
 struct RingError {
     uint8_t error_type = 0;
 };
@@ -100,8 +107,10 @@ public:
     // The chain at avail slot `last_avail`, validated (addresses, loop,
     // length, index range). Reads only; nothing is consumed.
     std::optional<Chain> chain_at(uint16_t last_avail, RingError& err) const;
-    // Writes used elem at `used_idx` and then (release) used->idx = used_idx + 1.
-    bool push_used(uint16_t used_idx, uint16_t id, uint32_t len) const;
+    // Writes the used elems from `used_idx` on, then (release) used->idx
+    // past the last: the driver sees them all or none (a merged packet
+    // whole, virtio 1.x §5.1.6.4.2).
+    bool push_used(uint16_t used_idx, std::span<const UsedElem> elems) const;
 
     // Gathers the readable bytes of a chain; scatters into its writable part.
     bool gather(const Chain& c, std::vector<std::byte>& out) const;

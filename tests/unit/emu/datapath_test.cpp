@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <condition_variable>
@@ -115,6 +116,26 @@ TEST_F(Loopback, MergeableReceiveSpansBuffersAndCountsThem) {
     EXPECT_EQ(std::memcmp(got.data() + kHdr, p.data(), p.size()), 0);
     EXPECT_EQ(txa.hw_used_index, 1);
     EXPECT_EQ(rxc.completed_desc, 3u);
+}
+
+// As a device that flushes once per packet (QEMU's virtqueue_flush): a
+// driver that sees the used index move sees every buffer of the packet
+// (Linux drops a merged packet whose later buffers are not used yet).
+TEST_F(Loopback, MergeableReceiveMovesTheUsedIndexOnceAfterEveryBuffer) {
+    const uint16_t mrg = 1u << prm::queue_feature_bits::MRG_RXBUF;
+    rxa.queue_feature_bit_mask_12_3 = prm::queue_feature_mask_12_3(mrg);
+    rxa.queue_feature_bit_mask_2_0 = prm::queue_feature_mask_2_0(mrg);
+    tx.post_tx(payload(9, 1400));
+    for (int i = 0; i < 3; ++i) rx.post_rx(600);
+    std::vector<uint64_t> rx_writes;  // start addresses, in order
+    const WriteObserver record = [&](uint64_t a, size_t) { rx_writes.push_back(a); };
+    rxio.on_write = &record;
+    EXPECT_EQ(loopback(tr, txio, &rxio, 10).packets, 1u);
+    const uint64_t idx_addr = rx.used() + 2;
+    ASSERT_FALSE(rx_writes.empty());
+    EXPECT_EQ(std::count(rx_writes.begin(), rx_writes.end(), idx_addr), 1);
+    EXPECT_EQ(rx_writes.back(), idx_addr);  // buffers and used elems first
+    EXPECT_EQ(rx.used_idx(), 3);
 }
 
 TEST_F(Loopback, WithoutMergeableAPacketIsCutToOneBuffer) {
