@@ -84,6 +84,26 @@ class Migration:
         last = max(l["all_ready_wall_ns"] for l in self.dst_ledgers)
         return (last - first) / 1e6
 
+    def handover_report(self):
+        """What the hosts handed over, for a destination that stopped
+        working: per NIC the source's GET_VRING_BASE answers and the
+        destination's SET_VRING_BASE (avail, used) that differ, both
+        devices' virtqs, and both hosts' warning and error lines since the
+        migration began (vhost names a used index it found different from
+        the base it was given)."""
+        out = []
+        for k in range(self.dst_vm.nics):
+            got = self.src_host.get_bases(self.src_mark, k)
+            put = self.dst_host.set_bases(self.dst_mark, k)
+            differ = {r: (got.get(r), put.get(r)) for r in sorted(set(got) | set(put))
+                      if put.get(r) != (got.get(r), got.get(r))}
+            out.append(f"NIC {k}: {len(got)} bases answered, {len(put)} set, differing "
+                       f"(answered, set): {differ}")
+            out += [self.src_host.report(k), self.dst_host.report(k)]
+        for host, mark in ((self.src_host, self.src_mark), (self.dst_host, self.dst_mark)):
+            out += [f"{host.name}: {line}" for line in host.bad_lines(mark)[-20:]]
+        return "\n".join(out)
+
 
 # The programs a Testbed's hosts run (Testbed's host_kind): vdpa-testpmd
 # attaches each device to a socket itself; in Debian's dpdk-testpmd and
@@ -238,7 +258,7 @@ class Testbed:
             # A guest that never announces may have died or stopped on the
             # destination: where its vCPUs are tells which.
             raise AssertionError(f"{e}\ndestination guest {m.dst_vm.name} "
-                                 f"{m.dst_vm.failure_context()}") from e
+                                 f"{m.dst_vm.failure_context()}\n{m.handover_report()}") from e
         m.dst_ledger = m.dst_ledgers[0]
 
     def close(self):

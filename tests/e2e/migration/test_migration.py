@@ -146,6 +146,15 @@ def check_traffic(vm, lines=3, timeout=120):
                     f"{vm.name}: eth{nic}: queue {q} sent but received nothing\n{vm.host.report(nic)}"
 
 
+def check_destination_traffic(m):
+    """check_traffic on the migrated guest; a failure also tells what the
+    hosts handed over."""
+    try:
+        check_traffic(m.dst_vm)
+    except AssertionError as e:
+        raise AssertionError(f"{e}\n{m.handover_report()}") from None
+
+
 def check_clean(m, expected=()):
     """No error line in either host since the migration began (but the
     `expected` ones of its application), nor any message from QEMU."""
@@ -166,7 +175,7 @@ def one_migration(bed, strategy, page_per_vq=False, dst_extra=""):
     vm = bed.boot(src, page_per_vq=page_per_vq)
     check_traffic(vm, 2)
     m = bed.migrate(vm, src, dst, page_per_vq=page_per_vq)
-    check_traffic(m.dst_vm)
+    check_destination_traffic(m)
     for k in range(bed.nics):
         check_bases(m, 2 * qp, device=k)
         check_ledgers(m, 2 * qp, k)
@@ -191,7 +200,9 @@ def case_dirty_log(a):
     """With the destination paused (-S) its device never starts, so after
     the migration both guests' RAM must be identical page for page: every
     page the source's device wrote during the pre-copy (RX buffers, used
-    rings) was logged dirty and sent again."""
+    rings) was logged dirty and sent again. Then the destination runs on
+    that RAM: its device starts from the bases and the guest's traffic and
+    announce go through it."""
     with bed_of(a, 16) as bed:
         dirty_log(bed)
 
@@ -211,6 +222,11 @@ def dirty_log(bed):
     check_ledgers(m, 32)
     check_ram(bed, m)
     assert m.src_host.get_bases(m.src_mark), "no ring stopped on the source"
+    bed.resume(m)
+    check_destination_traffic(m)
+    check_bases(m, 32)
+    check_ledgers(m, 32)
+    check_announce(m)
     check_clean(m)
 
 
@@ -335,7 +351,7 @@ def case_application(host_kind, queue_pairs, expected=()):
             m = slow_paused_migration(bed, vm, src, dst)
             check_ram(bed, m)
             bed.resume(m)
-            check_traffic(m.dst_vm)
+            check_destination_traffic(m)
             check_bases(m, 2 * queue_pairs)
             check_ledgers(m, 2 * queue_pairs)
             check_announce(m)
@@ -358,7 +374,7 @@ def case_ping_pong(a):
             m = bed.migrate(vm, src, dst, page_per_vq=True)
             check_bases(m, 32)
             check_ledgers(m, 32)
-            check_traffic(m.dst_vm)
+            check_destination_traffic(m)
             assert notifiers_rc(m) == 0, f"migration {i + 1}: host notifiers not on"
             check_clean(m)
             vm.terminate()  # the source QEMU quits, as after a real migration
@@ -414,7 +430,7 @@ def case_kill_during_conf(nics):
             vm.qmp.cmd("cont")
             check_traffic(vm, 2)
             m = bed.migrate(vm, src, dst, page_per_vq=True)
-            check_traffic(m.dst_vm)
+            check_destination_traffic(m)
             for k in range(nics):
                 check_bases(m, 2 * qp, device=k)
                 check_ledgers(m, 2 * qp, k)
