@@ -30,10 +30,16 @@ namespace {
 rte_vhost_msg_result after_message(int vid, void* msg) noexcept {
     const VhostUserMsg& m = static_cast<const vhu_msg_context*>(msg)->msg;
     const uint32_t request = m.request.master;
-    if (request != VHOST_USER_SET_FEATURES && request != VHOST_USER_SET_LOG_BASE)
+    if (request != VHOST_USER_SET_FEATURES && request != VHOST_USER_SET_LOG_BASE &&
+        request != VHOST_USER_SET_VRING_BASE)
         return RTE_VHOST_MSG_RESULT_NOT_HANDLED;
     PmdDevice* d = find_device_by_vid(vid);
     if (!d || d->vid.load() != vid) return RTE_VHOST_MSG_RESULT_NOT_HANDLED;  // not served
+    if (request == VHOST_USER_SET_VRING_BASE) {  // dev_conf reads the bases set before it
+        if (m.payload.state.index < d->core->max_virtqs())
+            d->core->frontend_set_base(uint16_t(m.payload.state.index));
+        return RTE_VHOST_MSG_RESULT_NOT_HANDLED;
+    }
     if (request == VHOST_USER_SET_FEATURES) {
         const uint64_t features = m.payload.u64;
         if (!(features & core::vfeat::LOG_ALL) || d->core->dirty_logging())

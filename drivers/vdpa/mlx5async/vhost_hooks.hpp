@@ -12,7 +12,9 @@
 //   the device writes unlogged;
 // - moves the device to the log a SET_LOG_BASE mapped while LOG_ALL is on,
 //   before vhost reads the next message; a log it cannot register fails
-//   the message, which closes the connection, for the same reason.
+//   the message, which closes the connection, for the same reason;
+// - tells the device of a SET_VRING_BASE (Device::frontend_set_base): the
+//   ring's next start is from the frontend's base, not the device's own.
 // The hooks are registered when the connection is made: by the driver on
 // its own sockets (vhost_socket), by an application's new_connection op
 // through rte_pmd_mlx5async_watch_connection, and otherwise at the

@@ -163,6 +163,7 @@ TEST_F(DeviceCore, RingEnabledLaterStartsFromTheFrontendsCurrentConfig) {
     ASSERT_EQ(disabled.size(), 1u);
     VringConfig rebased = g.vrings[4];
     rebased.last_avail_idx = rebased.last_used_idx = 7;  // the frontend's SET_VRING_BASE
+    dev->frontend_set_base(4);
     dev->update_vring(rebased);
     VringConfig same = g.vrings[5];  // running: left alone
     same.desc_gpa += 0x8000;
@@ -176,6 +177,53 @@ TEST_F(DeviceCore, RingEnabledLaterStartsFromTheFrontendsCurrentConfig) {
     EXPECT_EQ(fw(4).state, prm::VirtqState::RDY);
     EXPECT_EQ(fw(4).hw_available_index, 7);
     EXPECT_EQ(fw(5).attr.desc_addr, g.vrings[5].desc_gpa);
+}
+
+// vhost's copy of a ring's base is read at its enable, on vhost's thread,
+// while the suspend and hand-back of the disable before may not have run
+// yet: older than where the device stopped. Without a SET_VRING_BASE the
+// ring resumes where the device stopped; from the older base it would take
+// buffers the guest already has back (writing into memory it freed).
+TEST_F(DeviceCore, RingReEnabledWithAnOlderVhostBaseResumesFromTheDevice) {
+    open("cx7", 4);
+    enable_all(8);
+    GuestConfig g = guest(8, 100);
+    ASSERT_TRUE(dev->configure(g));
+    dev->set_vring_state(3, false);
+    std::vector<RingIndexes> disabled;
+    ASSERT_TRUE(dev->flush_vring_states(disabled));
+    ASSERT_EQ(disabled.size(), 1u);
+    VringConfig older = g.vrings[3];
+    older.last_avail_idx = uint16_t(disabled[0].last_avail_idx - 5);
+    older.last_used_idx = uint16_t(disabled[0].last_used_idx - 5);
+    dev->update_vring(older);
+    dev->set_vring_state(3, true);
+    ASSERT_TRUE(dev->flush_vring_states(disabled));
+    EXPECT_EQ(fw(3).state, prm::VirtqState::RDY);
+    EXPECT_EQ(fw(3).hw_available_index, disabled[0].last_avail_idx);
+    EXPECT_EQ(fw(3).hw_used_index, disabled[0].last_used_idx);
+}
+
+// A ring the frontend sets up only after dev_conf (QEMU starts a VM's queue
+// pairs one after another; vhost calls dev_conf once the first is ready)
+// starts from this session's base, whatever the object kept from the last.
+TEST_F(DeviceCore, RingSetUpAfterDevConfStartsFromThisSessionsBase) {
+    open("cx7", 4);
+    enable_all(8);
+    ASSERT_TRUE(dev->configure(guest(8, 100)));
+    dev->set_vring_state(5, false);
+    std::vector<RingIndexes> disabled;
+    ASSERT_TRUE(dev->flush_vring_states(disabled));
+    dev->cleanup();  // the frontend left
+    GuestConfig next = guest(2, 300);
+    ASSERT_TRUE(dev->configure(next));
+    VringConfig later = guest(8, 300).vrings[5];
+    dev->update_vring(later);
+    dev->set_vring_state(5, true);
+    ASSERT_TRUE(dev->flush_vring_states(disabled));
+    EXPECT_EQ(fw(5).state, prm::VirtqState::RDY);
+    EXPECT_EQ(fw(5).hw_available_index, later.last_avail_idx);
+    EXPECT_EQ(fw(5).hw_used_index, later.last_used_idx);
 }
 
 TEST_F(DeviceCore, RingReEnabledWithTheBaseItHandedBackResumesFromTheDevice) {

@@ -105,9 +105,16 @@ public:
     // vhost: a ring's configuration as vhost holds it when the ring is
     // enabled after dev_conf (the frontend may have set its addresses, size
     // or base since). A ring that is not running starts from it at the next
-    // flush, from vhost's indexes when they differ from the device's saved
-    // ones (the frontend's SET_VRING_BASE); a running ring is left alone.
+    // flush: from its indexes when the ring has not run this session or the
+    // frontend set its base since (frontend_set_base), else from the
+    // device's saved ones; a running ring is left alone.
     void update_vring(const VringConfig& v);
+    // vhost: the frontend set `ring`'s base (SET_VRING_BASE) after
+    // dev_conf: the ring's next start is from vhost's indexes. Only the
+    // message tells: vhost's copy read at an enable may be older than the
+    // device's stop (a disable's suspend and hand-back run after the burst),
+    // so indexes that differ from the device's say nothing.
+    void frontend_set_base(uint16_t ring);
     // The ring's interrupt eventfd (vhost's callfd; < 0: none).
     void set_callfd(uint16_t ring, int fd);
     // The ring's kick eventfd as vhost holds it now (a SET_VRING_KICK may

@@ -144,10 +144,11 @@ Result<void> Device::Impl::configure(const GuestConfig& g, uint64_t seq) {
     const std::vector<MemRegion> table = sorted_regions(g.mem);
     std::vector<uint16_t> start;
     Result<void> bad_ring = {};
+    // A ring set up or enabled later (set_vring_state) starts from this
+    // session's vhost indexes, not from a previous session's suspend.
+    for (Vq& vq : vqs) vq.start_from_vhost = true;
     for (const auto& vr : g.vrings) {
         Vq& vq = vqs[vr.index];
-        // Enabled later (set_vring_state): it starts from this session's
-        // vhost indexes, not from a previous session's suspend.
         vq.start_from_vhost = !vq.enabled;
         // One rule for a ring the device cannot use, enabled or not (vhost
         // never enables a ring it could not map): refused by name, never
@@ -317,9 +318,14 @@ void Device::Impl::update_vring(const VringConfig& v) {
     if (VringConfig* known = guest.vring(v.index)) *known = v;
     else guest.vrings.push_back(v);
     if (vq.phase() != VqPhase::Absent && vq.size != v.size) vqs.mark_for_recreation(vq);
-    if (vq.phase() != VqPhase::Absent &&
-        (v.last_avail_idx != vq.saved_avail || v.last_used_idx != vq.saved_used))
-        vq.start_from_vhost = true;
+}
+
+void Device::frontend_set_base(uint16_t ring) {
+    Impl& d = *impl_;
+    d.strand->post([&d, ring] {
+        if (ring < d.vqs.size()) d.vqs[ring].start_from_vhost = true;
+        return Result<void>{};
+    });
 }
 
 void Device::set_callfd(uint16_t ring, int fd) {

@@ -48,8 +48,9 @@ public:
     uint16_t saved_avail = 0;     // last known-good indexes
     uint16_t saved_used = 0;
     bool enabled = false;         // vhost's view (set_vring_state)
-    // Not started since dev_conf: it starts from vhost's indexes, not from
-    // a previous session's suspend.
+    // Its next start is from vhost's indexes: not started since dev_conf
+    // (not from a previous session's suspend), or the frontend set its base
+    // since (Device::frontend_set_base).
     bool start_from_vhost = false;
     uint8_t error_type = 0;
     uint32_t errors = 0;
