@@ -31,6 +31,7 @@ constexpr detail::Binding<GC> kGeneral[] = {
     bind<&GC::umem_uid_0>(G::umem_uid_0),
     bind<&GC::log_max_pd>(G::log_max_pd),
     bind<&GC::general_obj_types>(G::general_obj_types),
+    bind<&GC::sq_ts_format>(G::sq_ts_format),
 };
 static_assert(detail::binds_all_values(kGeneral, layout::kCmdHcaCap, 0));
 

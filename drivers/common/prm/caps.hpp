@@ -34,6 +34,9 @@ struct GeneralCaps {
     bool event_cap = false;
     bool eth_net_offloads = false;
     uint64_t general_obj_types = 0;  // bit 13 VIRTIO_NET_Q, bit 0x1c VIRTIO_Q_COUNTERS
+    // Timestamp formats an SQ may take: 0 free running, 1 real time, 2 both
+    // (MLX5_HCA_CAP_TIMESTAMP_FORMAT_*; prm::sq_ts_format_for_cap).
+    uint8_t sq_ts_format = 0;
 
     bool has_obj_type(uint16_t t) const { return t < 64 && (general_obj_types >> t) & 1; }
     bool operator==(const GeneralCaps&) const = default;

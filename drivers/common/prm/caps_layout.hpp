@@ -6,7 +6,8 @@
 // cmd_hca_cap offsets come from Linux include/linux/mlx5/mlx5_ifc.h
 // (mlx5_ifc_cmd_hca_cap_bits): vhca_id 0x30, event_cap 0x90,
 // eth_net_offloads 0x21c, umem_uid_0 0x252, log_max_pd 0x32b,
-// general_obj_types 0x400; every other bit is reserved_at_<hex> here.
+// general_obj_types 0x400, sq_ts_format 0x440 (2); every other bit is
+// reserved_at_<hex> here.
 // virtio_emulation_cap follows prm-virtq-fields.tsv (Linux layout; DPDK's
 // split names listed in dpdk::).
 #pragma once
@@ -60,12 +61,13 @@ inline constexpr Field reserved_at_253{"reserved_at_253", 0x253, 0xd8};
 inline constexpr Field log_max_pd{"log_max_pd", 0x32b, 5};
 inline constexpr Field reserved_at_330{"reserved_at_330", 0x330, 0xd0};
 inline constexpr Field general_obj_types{"general_obj_types", 0x400, 64};
-inline constexpr Field reserved_at_440{"reserved_at_440", 0x440, 0x3c0};
+inline constexpr Field sq_ts_format{"sq_ts_format", 0x440, 2};
+inline constexpr Field reserved_at_442{"reserved_at_442", 0x442, 0x3be};
 
 inline constexpr const Field* kFields[] = {
     &reserved_at_0, &vhca_id, &reserved_at_40, &event_cap, &reserved_at_91,
     &eth_net_offloads, &reserved_at_21d, &umem_uid_0, &reserved_at_253, &log_max_pd,
-    &reserved_at_330, &general_obj_types, &reserved_at_440,
+    &reserved_at_330, &general_obj_types, &sq_ts_format, &reserved_at_442,
 };
 static_assert(tiles(kFields, 0x800));
 }  // namespace cmd_hca_cap

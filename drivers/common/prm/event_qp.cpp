@@ -326,6 +326,8 @@ void encode_cqe(const Cqe& c, std::span<std::byte, kCqeBytes> out) {
     std::span<std::byte> b(out);
     detail::zero(b, kCqeBytes);
     set<E::byte_cnt>(b, c.byte_cnt);
+    set<E::vendor_err_synd>(b, c.vendor_err_synd);
+    set<E::syndrome>(b, c.syndrome);
     set<E::qpn>(b, c.qpn);  // truncated to 24 bits, as the hardware writes it
     set<E::wqe_counter>(b, c.wqe_counter);
     set<E::signature>(b, c.signature);
@@ -337,6 +339,8 @@ Cqe decode_cqe(std::span<const std::byte, kCqeBytes> in) {
     std::span<const std::byte> b(in);
     Cqe c;
     c.byte_cnt = uint32_t(get<E::byte_cnt>(b));
+    c.vendor_err_synd = uint8_t(get<E::vendor_err_synd>(b));
+    c.syndrome = uint8_t(get<E::syndrome>(b));
     c.qpn = uint32_t(get<E::qpn>(b));
     c.wqe_counter = uint16_t(get<E::wqe_counter>(b));
     c.signature = uint8_t(get<E::signature>(b));

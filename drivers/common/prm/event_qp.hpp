@@ -152,8 +152,13 @@ inline constexpr size_t kCqeBytes = 64;
 // op_own >> 4 (Linux MLX5_CQE_*).
 enum class CqeOpcode : uint8_t { REQ = 0x0, RESP_SEND = 0x2, REQ_ERR = 0xd, RESP_ERR = 0xe, INVALID = 0xf };
 
+// Error CQE syndromes (Linux MLX5_CQE_SYNDROME_*).
+enum class CqeSyndrome : uint8_t { LOCAL_LENGTH_ERR = 0x01, LOCAL_QP_OP_ERR = 0x02, WR_FLUSH_ERR = 0x05 };
+
 struct Cqe {
     uint32_t byte_cnt = 0;     // byte 44, be32
+    uint8_t vendor_err_synd = 0;  // byte 54 (error CQEs)
+    uint8_t syndrome = 0;      // byte 55 (error CQEs), CqeSyndrome
     uint32_t qpn = 0;          // 24 bits of byte 56, be32 (sop_drop_qpn)
     uint16_t wqe_counter = 0;  // byte 60, be16
     uint8_t signature = 0;     // byte 62

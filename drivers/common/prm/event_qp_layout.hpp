@@ -201,6 +201,16 @@ constexpr const Field& find_shifted(const std::array<Field, N>& a, const Field& 
         if (g.bit_offset == f.bit_offset + base && g.bit_width == f.bit_width) return g;
     return f;  // not reached for a field of the context
 }
+// A command whose context is its last part (create_sq_in, modify_sq_in).
+template <size_t H, size_t N>
+constexpr std::array<const Field*, H + N> join(const Field* const (&head)[H],
+                                               const std::array<Field, N>& ctx) {
+    std::array<const Field*, H + N> a{};
+    size_t n = 0;
+    for (const Field* f : head) a[n++] = f;
+    for (const Field& f : ctx) a[n++] = &f;
+    return a;
+}
 template <size_t H, size_t N, size_t T>
 constexpr std::array<const Field*, H + N + T> join(const Field* const (&head)[H],
                                                    const std::array<Field, N>& mid,
@@ -289,21 +299,27 @@ inline constexpr Layout kQpModifyIn{"rst2init_qp_in", 0x880, qp_modify_in::kFiel
 // The 64-byte CQE (Linux include/linux/mlx5/device.h struct mlx5_cqe64; DPDK
 // struct mlx5_cqe): byte_cnt at byte 44, sop_drop_qpn at byte 56 (qpn its
 // low 24 bits), wqe_counter at byte 60, signature at byte 62 (DPDK rsvd5),
-// op_own at byte 63 (opcode << 4 | format << 2 | se << 1 | owner). Only the
-// fields the event QP needs are named; the rest is padding.
+// op_own at byte 63 (opcode << 4 | format << 2 | se << 1 | owner); an
+// error CQE (struct mlx5_err_cqe) has vendor_err_synd at byte 54 and
+// syndrome at byte 55. Only the fields the event QP and the send queue need
+// are named; the rest is padding.
 namespace cqe64 {
 inline constexpr Field reserved_at_0{"reserved_at_0", 0x0, 0x160};
 inline constexpr Field byte_cnt{"byte_cnt", 0x160, 32};
-inline constexpr Field reserved_at_180{"reserved_at_180", 0x180, 0x48};
+inline constexpr Field reserved_at_180{"reserved_at_180", 0x180, 0x30};
+inline constexpr Field vendor_err_synd{"err.vendor_err_synd", 0x1b0, 8};
+inline constexpr Field syndrome{"err.syndrome", 0x1b8, 8};
+inline constexpr Field reserved_at_1c0{"sop_drop_qpn.reserved_at_1c0", 0x1c0, 8};
 inline constexpr Field qpn{"sop_drop_qpn.qpn", 0x1c8, 24};
 inline constexpr Field wqe_counter{"wqe_counter", 0x1e0, 16};
 inline constexpr Field signature{"signature", 0x1f0, 8};
 inline constexpr Field opcode{"op_own.opcode", 0x1f8, 4};
 inline constexpr Field reserved_at_1fc{"op_own.reserved_at_1fc", 0x1fc, 3};
 inline constexpr Field owner{"op_own.owner", 0x1ff, 1};
-inline constexpr const Field* kFields[] = {&reserved_at_0, &byte_cnt, &reserved_at_180, &qpn,
-                                           &wqe_counter, &signature, &opcode, &reserved_at_1fc,
-                                           &owner};
+inline constexpr const Field* kFields[] = {&reserved_at_0,   &byte_cnt,    &reserved_at_180,
+                                           &vendor_err_synd, &syndrome,    &reserved_at_1c0,
+                                           &qpn,             &wqe_counter, &signature,
+                                           &opcode,          &reserved_at_1fc, &owner};
 static_assert(tiles(kFields, 0x200));
 }  // namespace cqe64
 

@@ -29,6 +29,9 @@ const char* opcode_name(uint16_t opcode) noexcept {
     case Opcode::DEALLOC_PD: return "DEALLOC_PD";
     case Opcode::ALLOC_UAR: return "ALLOC_UAR";
     case Opcode::DEALLOC_UAR: return "DEALLOC_UAR";
+    case Opcode::CREATE_SQ: return "CREATE_SQ";
+    case Opcode::MODIFY_SQ: return "MODIFY_SQ";
+    case Opcode::DESTROY_SQ: return "DESTROY_SQ";
     case Opcode::CREATE_TIS: return "CREATE_TIS";
     case Opcode::DESTROY_TIS: return "DESTROY_TIS";
     case Opcode::ALLOC_TRANSPORT_DOMAIN: return "ALLOC_TRANSPORT_DOMAIN";
