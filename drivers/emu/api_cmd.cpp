@@ -14,6 +14,7 @@
 #include "common/prm/transport.hpp"
 #include "common/prm/mkey_layout.hpp"
 #include "common/prm/opcodes.hpp"
+#include "common/prm/sq.hpp"
 #include "common/prm/status.hpp"
 #include "dispatch.hpp"
 
@@ -44,7 +45,8 @@ bool is_object_opcode(uint16_t op) {
            op == uint16_t(Opcode::CREATE_UMEM) || op == uint16_t(Opcode::DESTROY_UMEM) ||
            (op >= uint16_t(Opcode::CREATE_CQ) && op <= uint16_t(Opcode::DESTROY_CQ)) ||
            op == uint16_t(Opcode::CREATE_QP) || op == uint16_t(Opcode::DESTROY_QP) ||
-           is_qp_transition(op);
+           is_qp_transition(op) ||
+           (op >= uint16_t(Opcode::CREATE_SQ) && op <= uint16_t(Opcode::DESTROY_SQ));
 }
 
 // devx_is_obj_create_cmd (subset the emulator knows of).
@@ -90,6 +92,7 @@ bool is_create_opcode(uint16_t op) {
     case Opcode::CREATE_TIS:
     case Opcode::CREATE_CQ:
     case Opcode::CREATE_QP:
+    case Opcode::CREATE_SQ:
     case Opcode::ALLOC_TRANSPORT_DOMAIN: return true;
     default: return false;
     }
@@ -97,10 +100,13 @@ bool is_create_opcode(uint16_t op) {
 
 // devx_is_obj_modify/query_cmd + devx_is_valid_obj_id: the command is one
 // the kernel lets through for this handle, and names its object. A QP is
-// modified with its RC transitions (qpn at 0x48, 24 bits); CQ/QP queries
-// are not emulated.
+// modified with its RC transitions (qpn at 0x48, 24 bits), an SQ with
+// MODIFY_SQ (sqn at 0x48); CQ/QP/SQ queries are not emulated.
 bool kernel_accepts(const ObjHandle& h, Opcode expect, std::span<const std::byte> i) {
     uint16_t op = opcode_of(i);
+    if (h.create_opcode == uint16_t(Opcode::CREATE_SQ))
+        return expect == Opcode::MODIFY_GENERAL_OBJECT && op == uint16_t(Opcode::MODIFY_SQ) &&
+               prm::get_bits(i, 0x48, 24) == h.obj_id;
     bool qp = h.create_opcode == uint16_t(Opcode::CREATE_QP);
     if (qp || h.create_opcode == uint16_t(Opcode::CREATE_CQ))
         return qp && expect == Opcode::MODIFY_GENERAL_OBJECT && is_qp_transition(op) &&
@@ -213,6 +219,9 @@ int obj_destroy(mlx5dv_devx_obj* o) {
     } else if (h->create_opcode == uint16_t(Opcode::CREATE_QP)) {
         prm::encode_destroy_qp(h->obj_id, in);
         d = {uint16_t(Opcode::DESTROY_QP), 0, h->obj_id};
+    } else if (h->create_opcode == uint16_t(Opcode::CREATE_SQ)) {
+        prm::encode_destroy_sq(h->obj_id, in);
+        d = {uint16_t(Opcode::DESTROY_SQ), 0, h->obj_id};
     } else {
         prm::encode_destroy_general_obj(h->obj_type, h->obj_id, in);
     }

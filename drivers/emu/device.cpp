@@ -23,13 +23,14 @@ constexpr uint16_t kVirtqType = uint16_t(prm::ObjType::VIRTIO_NET_Q);
 
 }  // namespace
 
-Device::Device(std::string name, Profile p, uint32_t index)
+Device::Device(std::string name, Profile p, uint32_t index, std::unique_ptr<dp::Wire> wire)
     : name_(std::move(name)),
       profile_(std::move(p)),
       clock_(make_clock(profile_.clock)),
       state_(profile_),
-      datapath_(std::make_unique<dp::Datapath>(state_, index,
-                                               profile_.virtio.freeze_to_rdy_supported)),
+      wire_(wire ? std::move(wire) : std::make_unique<dp::Wire>()),
+      datapath_(std::make_unique<dp::Datapath>(state_, index, profile_.virtio.freeze_to_rdy_supported,
+                                               *wire_)),
       cmd_if_(profile_, *clock_, trace_, index) {
     handle_.magic = kDeviceMagic;
     handle_.dev = this;
@@ -150,6 +151,13 @@ Result<QpInfo> Device::qp_info(uint32_t qpn) {
     return QpInfo{q->state, q->remote_qpn, q->firmware, q->rq_consumed, q->refs};
 }
 
+Result<SqInfo> Device::sq_info(uint32_t sqn) {
+    std::lock_guard lk(state_.mu);
+    auto q = state_.sqs.find(sqn);
+    if (!q) return unexpected(q.error());
+    return SqInfo{q->state, q->consumed, q->sent, q->completions, q->error};
+}
+
 Result<void> Device::set_virtq_counters(uint32_t counters_id, const prm::VirtqCounters& v) {
     std::lock_guard lk(state_.mu);
     auto c = state_.counters.find(counters_id);
@@ -167,7 +175,7 @@ ObjectCounts Device::object_counts() {
     std::lock_guard lk(state_.mu);
     return {state_.pds.size(),      state_.umems.size(),  state_.mkeys.size(),
             state_.counters.size(), state_.virtqs.size(), state_.cqs.size(),
-            state_.qps.size(),      state_.uars.size()};
+            state_.qps.size(),      state_.uars.size(),   state_.sqs.size()};
 }
 
 std::vector<uint32_t> Device::virtqs_of_queue(uint16_t queue_index) {
@@ -185,8 +193,10 @@ void Device::drop_context_objects(uint32_t ctx) {
     std::vector<uint32_t> ids;
     state_.virtqs.for_each([&](uint32_t id, VirtqObj& v) { if (v.ctx == ctx) ids.push_back(id); });
     for (uint32_t id : ids) remove_virtq(state_, id);
-    // QPs pin CQs, both pin umems and UARs.
-    std::vector<uint32_t> qps, cqs;
+    // QPs and SQs pin CQs, all pin umems and UARs; SQs pin TISes.
+    std::vector<uint32_t> sqs, qps, cqs;
+    state_.sqs.for_each([&](uint32_t id, SqObj& q) { if (q.ctx == ctx) sqs.push_back(id); });
+    for (uint32_t id : sqs) remove_sq(state_, id);
     state_.qps.for_each([&](uint32_t id, QpObj& q) { if (q.ctx == ctx) qps.push_back(id); });
     for (uint32_t id : qps) remove_qp(state_, id);
     state_.cqs.for_each([&](uint32_t id, CqObj& c) { if (c.ctx == ctx) cqs.push_back(id); });

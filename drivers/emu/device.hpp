@@ -13,6 +13,7 @@
 
 #include "clock.hpp"
 #include "datapath/datapath.hpp"
+#include "datapath/wire.hpp"
 #include "cmd_if.hpp"
 #include "faults.hpp"
 #include "profile.hpp"
@@ -62,6 +63,15 @@ struct QpInfo {
     uint32_t refs = 0;
 };
 
+// A send queue as the device sees it.
+struct SqInfo {
+    prm::SqState state = prm::SqState::RST;
+    uint16_t consumed = 0;  // basic blocks taken
+    uint64_t sent = 0;      // frames put on the wire
+    uint64_t completions = 0;
+    std::string error;      // why it is in ERR
+};
+
 struct UmemInfo {
     uint64_t addr = 0;
     uint64_t size = 0;
@@ -72,7 +82,7 @@ struct UmemInfo {
 
 // Live objects per table (tests check for leaks).
 struct ObjectCounts {
-    size_t pds = 0, umems = 0, mkeys = 0, counters = 0, virtqs = 0, cqs = 0, qps = 0, uars = 0;
+    size_t pds = 0, umems = 0, mkeys = 0, counters = 0, virtqs = 0, cqs = 0, qps = 0, uars = 0, sqs = 0;
 };
 
 // A command's semantics, given the fault decision and whether it was aborted.
@@ -80,7 +90,9 @@ using SemanticsFn = std::function<CmdOutcome(bool aborted, const FaultDecision&)
 
 class Device : public std::enable_shared_from_this<Device> {
 public:
-    Device(std::string name, Profile p, uint32_t index);
+    // `wire`: the port's wire as the spec's wire_pcap opened it (null: one
+    // without a file).
+    Device(std::string name, Profile p, uint32_t index, std::unique_ptr<dp::Wire> wire = nullptr);
     ~Device();
     Device(const Device&) = delete;
     Device& operator=(const Device&) = delete;
@@ -119,6 +131,7 @@ public:
     Result<UmemInfo> umem_info(uint32_t umem_id);
     Result<CqInfo> cq_info(uint32_t cqn);
     Result<QpInfo> qp_info(uint32_t qpn);
+    Result<SqInfo> sq_info(uint32_t sqn);
     // Sets what QUERY of a VIRTIO_Q_COUNTERS object returns (until the
     // datapath counts).
     Result<void> set_virtq_counters(uint32_t counters_id, const prm::VirtqCounters& v);
@@ -129,6 +142,8 @@ public:
 
     // The virtio datapath (doc/emulator.md "Datapath").
     dp::Datapath& datapath() { return *datapath_; }
+    // What the device sent to the network (the driver's send queues).
+    const dp::Wire& wire() const { return *wire_; }
 
     // Ends hung and queued commands (blocking callers get ENXIO, async ones
     // are flushed), then every later command fails with ENXIO.
@@ -153,7 +168,8 @@ private:
     Trace trace_;
     FaultPolicy faults_;
     DeviceState state_;
-    std::unique_ptr<dp::Datapath> datapath_;  // uses state_
+    std::unique_ptr<dp::Wire> wire_;
+    std::unique_ptr<dp::Datapath> datapath_;  // uses state_ and wire_
     std::atomic<bool> closed_{false};
     std::atomic<uint32_t> next_ctx_{0};
     CommandInterface cmd_if_;  // last: stops first

@@ -61,6 +61,9 @@ Result<void> h_destroy_cq(DeviceState&, Mailbox&);
 Result<void> h_create_qp(DeviceState&, Mailbox&);
 Result<void> h_destroy_qp(DeviceState&, Mailbox&);
 Result<void> h_modify_qp(DeviceState&, Mailbox&);  // RST2INIT / INIT2RTR / RTR2RTS
+Result<void> h_create_sq(DeviceState&, Mailbox&);
+Result<void> h_modify_sq(DeviceState&, Mailbox&);
+Result<void> h_destroy_sq(DeviceState&, Mailbox&);
 
 // Shared checks.
 Result<void> check_general_obj_hdr(std::span<const std::byte> in);
@@ -71,5 +74,6 @@ void remove_mkey(DeviceState& st, uint32_t id);
 // Destroy a CQ / QP, unpinning what it holds (also used by context close).
 void remove_cq(DeviceState& st, uint32_t cqn);
 void remove_qp(DeviceState& st, uint32_t qpn);
+void remove_sq(DeviceState& st, uint32_t sqn);
 
 }  // namespace mlx5async::emu

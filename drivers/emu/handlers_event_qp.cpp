@@ -10,6 +10,7 @@
 #include "common/prm/event_qp.hpp"
 #include "common/prm/opcodes.hpp"
 #include "dispatch.hpp"
+#include "queue_checks.hpp"
 
 namespace mlx5async::emu {
 namespace {
@@ -26,37 +27,6 @@ Result<void> need(const Mailbox& m, size_t in_bytes) {
     if (m.out.size() < prm::kEventQpCmdBytes)
         return fw_fail(Status::BAD_OUTP_LEN_ERR, syndrome::kOutLenShort, "outlen");
     return {};
-}
-
-Unexpected<Error> bad_param(uint32_t syn, std::string what) {
-    return fw_fail(Status::BAD_PARAM_ERR, syn, std::move(what));
-}
-
-struct UmemRule {
-    uint32_t unknown, range, align;  // syndromes
-};
-
-// Host bytes [off, off + len) of a umem of this context, `align`-aligned.
-Result<std::byte*> umem_bytes(DeviceState& st, uint32_t ctx, uint32_t id, uint64_t off,
-                              uint64_t len, uint64_t align, const UmemRule& rule) {
-    auto u = st.umems.find(id);
-    if (!u || u->ctx != ctx)
-        return fw_fail(Status::BAD_RES_ERR, rule.unknown, "umem unknown or another context's");
-    if (off > u->size || len > u->size - off) return bad_param(rule.range, "past the umem");
-    auto* host = reinterpret_cast<std::byte*>(uintptr_t(u->host(off)));
-    // Records and CQEs are read/written with aligned atomics (datapath).
-    if (reinterpret_cast<uintptr_t>(host) % align) return bad_param(rule.align, "misaligned");
-    return host;
-}
-
-bool uar_of(DeviceState& st, uint32_t ctx, uint32_t uar_page) {
-    auto u = st.uars.find(uar_page);
-    return u && u->ctx == ctx;
-}
-
-bool cq_of(DeviceState& st, uint32_t ctx, uint32_t cqn) {
-    auto c = st.cqs.find(cqn);
-    return c && c->ctx == ctx;
 }
 
 Result<CqObj> validate_cq(DeviceState& st, uint32_t ctx, const prm::CqAttr& a) {

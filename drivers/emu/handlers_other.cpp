@@ -58,6 +58,7 @@ Result<void> h_query_nic_vport_context(DeviceState& st, Mailbox& m) {
         return fw_fail(Status::BAD_PARAM_ERR, syndrome::kOtherVport, "other_vport");
     prm::NicVportContext c;
     c.mtu = uint16_t(st.profile.mtu + prm::kEthHardMtuOverhead);
+    c.permanent_mac = st.profile.mac;
     prm::encode_query_nic_vport_context_out(c, m.out);
     return {};
 }

@@ -65,7 +65,7 @@ Result<void> h_destroy_tis(DeviceState& st, Mailbox& m) {
     uint32_t id = *prm::decode_destroy_tis_in(m.in);
     auto tis = st.tises.find(id);
     if (!tis) return unexpected(tis.error());
-    if (tis->refs) return fw_fail(Status::RES_BUSY, syndrome::kObjectInUse, "TIS used by a virtq");
+    if (tis->refs) return fw_fail(Status::RES_BUSY, syndrome::kObjectInUse, "TIS used by a virtq or a send queue");
     if (auto td = st.tds.find(tis->td)) td->refs--;
     st.tises.erase(id);
     prm::write_general_obj_out({0, 0, 0}, m.out);

@@ -5,11 +5,13 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "common/prm/counters.hpp"
 #include "common/prm/event_qp.hpp"
 #include "common/prm/mkey.hpp"
+#include "common/prm/sq.hpp"
 #include "common/prm/virtq.hpp"
 #include "host_pin.hpp"
 
@@ -109,6 +111,25 @@ struct QpObj {
     std::byte* dbr = nullptr;    // driver QP: [0] receive counter (be32, low 16 bits)
     uint16_t rq_consumed = 0;    // driver QP: receive WQEs consumed by the device
     uint32_t refs = 0;           // firmware QP: virtqs naming it
+};
+
+// A send queue (CREATE_SQ) of the driver's own: a cyclic ring of 64-byte
+// basic blocks in a umem that the driver writes WQEs into, a doorbell record
+// ([1]: the send counter, in basic blocks) and CQEs into a CQ. A doorbell
+// on its UAR page sends what the record says was posted, onto the port's
+// wire (datapath/send_queue.hpp). Host pointers stay valid while the SQ
+// pins its umems.
+struct SqObj {
+    uint32_t ctx = 0;
+    prm::SqAttr attr;
+    prm::SqState state = prm::SqState::RST;
+    std::byte* ring = nullptr;  // 64 << log_wq_sz bytes
+    std::byte* dbr = nullptr;   // kSqDbrBytes
+    // Device side (under DeviceState::mu).
+    uint16_t consumed = 0;      // basic blocks taken from the ring (16-bit, as the record)
+    uint64_t sent = 0;          // frames put on the wire
+    uint64_t completions = 0;   // CQEs written (errors included)
+    std::string error;          // why it entered ERR: the malformed WQE, named
 };
 
 // Interrupts of one virtq (datapath/interrupts.hpp).

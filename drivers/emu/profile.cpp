@@ -21,9 +21,11 @@ constexpr uint16_t kNetFeatures = (1u << prm::queue_feature_bits::CSUM) |
                                   (1u << prm::queue_feature_bits::GUEST_CSUM) |
                                   (1u << prm::queue_feature_bits::MRG_RXBUF);
 
-prm::GeneralCaps general_caps(uint16_t vhca_id) {
+// sq_ts_format: cx6dx free-running timestamps only, cx7 both formats.
+prm::GeneralCaps general_caps(uint16_t vhca_id, uint8_t sq_ts_format) {
     prm::GeneralCaps g;
     g.vhca_id = vhca_id;
+    g.sq_ts_format = sq_ts_format;
     g.log_max_pd = 18;
     g.umem_uid_0 = true;
     g.event_cap = true;  // DevX event masks valid (OBJECT_CHANGE subscribable)
@@ -74,6 +76,24 @@ Result<void> set_u32(uint32_t& dst, std::string_view key, std::string_view v, ui
     return {};
 }
 
+// "52:54:00:12:34:56": six hex octets, colon-separated.
+Result<uint64_t> parse_mac(std::string_view v) {
+    uint64_t mac = 0;
+    auto bad = [&] {
+        return fail(Errc::InvalidArgument, "emu spec: mac=" + std::string(v) +
+                                               " is not six hex octets (52:54:00:12:34:56)");
+    };
+    if (v.size() != 17) return bad();
+    for (size_t i = 0; i < 6; ++i) {
+        if (i && v[3 * i - 1] != ':') return bad();
+        unsigned octet = 0;
+        auto [p, ec] = std::from_chars(v.data() + 3 * i, v.data() + 3 * i + 2, octet, 16);
+        if (ec != std::errc() || p != v.data() + 3 * i + 2) return bad();
+        mac = (mac << 8) | octet;
+    }
+    return mac;
+}
+
 Result<void> apply_key(Profile& p, std::string_view k, std::string_view v) {
     struct U32Key { std::string_view name; uint32_t* dst; uint64_t max; };
     const U32Key keys[] = {
@@ -109,6 +129,18 @@ Result<void> apply_key(Profile& p, std::string_view k, std::string_view v) {
         p.seed = *n;
         return {};
     }
+    if (k == "mac") {
+        auto mac = parse_mac(v);
+        if (!mac) return unexpected(mac.error());
+        p.mac = *mac;
+        return {};
+    }
+    if (k == "wire_pcap") {
+        if (v.empty() || v[0] != '/')
+            return fail(Errc::InvalidArgument, "emu spec: wire_pcap must be an absolute path");
+        p.wire_pcap = std::string(v);
+        return {};
+    }
     if (k == "early_kicks") {
         if (v == "replay") p.replay_early_kicks = true;
         else if (v == "drop") p.replay_early_kicks = false;
@@ -142,10 +174,10 @@ Result<Profile> builtin_profile(std::string_view name) {
     Profile p;
     p.name = std::string(name);
     if (name == "cx6dx") {
-        p.general = general_caps(0x10);
+        p.general = general_caps(0x10, 0);
         p.virtio = virtio_caps(false);
     } else if (name == "cx7") {
-        p.general = general_caps(0x20);
+        p.general = general_caps(0x20, 2);
         p.virtio = virtio_caps(true);
     } else {
         return fail(Errc::NotFound, "emu: unknown profile '" + std::string(name) +

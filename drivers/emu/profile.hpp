@@ -49,6 +49,11 @@ struct Profile {
     // The NIC vport's MTU (QUERY_NIC_VPORT_CONTEXT), the largest IP packet:
     // the loopback drops longer frames as the port would.
     uint32_t mtu = 1500;
+    // The NIC vport's permanent_address (QUERY_NIC_VPORT_CONTEXT), 48 bits;
+    // 0: none set (a VF whose MAC the administrator left unset).
+    uint64_t mac = 0;
+    // Where the port's wire is written as pcap (empty: nowhere).
+    std::string wire_pcap;
     // The page size shared memory not on hugetlbfs is pinned and translated
     // in, KiB: 4 (the kernel's), or 2048 / 1048576 to model a guest on
     // hugepages without reserving them (benchmarks; hugetlbfs memory always
@@ -68,7 +73,7 @@ Result<Profile> builtin_profile(std::string_view name);
 // "profile[,key=value...]". Keys: modify_us query_us create_us destroy_us
 // umem_us general_us pin_ns unpin_ns mtt_ns mtt_lanes mkey_us cmd_timeout_ms
 // jitter_pct max_inflight cmd_slots max_virtqs mtu shared_page_kib=4|2048|1048576 pin_cpus
-// early_kicks=replay|drop
+// early_kicks=replay|drop mac=xx:xx:xx:xx:xx:xx wire_pcap=PATH
 // freeze_to_rdy clock=steady|manual seed. Unknown keys and bad values are
 // InvalidArgument.
 Result<Profile> parse_spec(std::string_view spec);

@@ -27,7 +27,9 @@ Result<ibv_device*> create_locked(Registry& r, std::string_view name, std::strin
         return fail(Errc::InvalidArgument, "emu: device '" + std::string(name) + "' exists");
     auto p = parse_spec(spec);
     if (!p) return unexpected(p.error());
-    auto dev = std::make_shared<Device>(std::string(name), std::move(*p), r.next_index++);
+    auto wire = dp::Wire::open(p->wire_pcap);
+    if (!wire) return unexpected(wire.error());
+    auto dev = std::make_shared<Device>(std::string(name), std::move(*p), r.next_index++, std::move(*wire));
     ibv_device* ibv = dev->ibv();
     r.devices.emplace(std::string(name), std::move(dev));
     return ibv;

@@ -29,6 +29,7 @@ struct DeviceState {
     ObjectTable<TisObj, Kind::Tis> tises;
     ObjectTable<CqObj, Kind::Cq> cqs;
     ObjectTable<QpObj, Kind::Qp> qps;
+    ObjectTable<SqObj, Kind::Sq> sqs;
     EventHub events;
     dp::Datapath* datapath = nullptr;  // woken when a virtq enters RDY
 };

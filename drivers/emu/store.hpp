@@ -17,7 +17,7 @@
 namespace mlx5async::emu {
 
 enum class Kind : uint8_t { Pd = 1, Uar = 2, Var = 3, Umem = 4, Counters = 5, Virtq = 6, Mkey = 7, Td = 8, Tis = 9,
-                            Cq = 10, Qp = 11 };
+                            Cq = 10, Qp = 11, Sq = 12 };
 
 // A firmware failure (status + syndrome) as an Error.
 inline Unexpected<Error> fw_fail(prm::Status s, uint32_t syn, std::string what = {}) {

@@ -108,4 +108,24 @@ inline constexpr uint32_t kQpRemoteOtherContext = 0x0e3000c2;  // BAD_PARAM_ERR
 inline constexpr uint32_t kQpRemoteOtherPd = 0x0e3000c3;    // BAD_PARAM_ERR
 inline constexpr uint32_t kQpRemoteSelf = 0x0e3000c4;       // BAD_PARAM_ERR: remote_qpn is the QP itself
 
+// CREATE_SQ / MODIFY_SQ (handlers_sq.cpp).
+inline constexpr uint32_t kSqCreateNotRst = 0x0e3000d0;   // BAD_PARAM_ERR: sqc.state not RST at create
+inline constexpr uint32_t kSqWqType = 0x0e3000d1;         // BAD_PARAM_ERR: wq_type not cyclic
+inline constexpr uint32_t kSqStride = 0x0e3000d2;         // BAD_PARAM_ERR: log_wq_stride not 6 (64-byte blocks)
+inline constexpr uint32_t kSqLogSize = 0x0e3000d3;        // BAD_PARAM_ERR: log_wq_sz past log_max_wq_sz
+inline constexpr uint32_t kSqTis = 0x0e3000d4;            // BAD_PARAM_ERR: not one TIS of the context
+inline constexpr uint32_t kSqBadCq = 0x0e3000d5;          // BAD_PARAM_ERR: cqn not a (non-collapsed) CQ of the context
+inline constexpr uint32_t kSqBadPd = 0x0e3000d6;          // BAD_RES_ERR: pd unknown or another context's
+inline constexpr uint32_t kSqBadUar = 0x0e3000d7;         // BAD_PARAM_ERR: uar_page not a UAR of the context
+inline constexpr uint32_t kSqNoUmem = 0x0e3000d8;         // BAD_PARAM_ERR: wq/dbr umem_valid not set
+inline constexpr uint32_t kSqUmemUnknown = 0x0e3000d9;    // BAD_RES_ERR: wq_umem_id unknown or another context's
+inline constexpr uint32_t kSqUmemRange = 0x0e3000da;      // BAD_PARAM_ERR: ring past the umem
+inline constexpr uint32_t kSqRingAlign = 0x0e3000db;      // BAD_PARAM_ERR: ring not 64-byte aligned
+inline constexpr uint32_t kSqDbrUmemUnknown = 0x0e3000dc; // BAD_RES_ERR
+inline constexpr uint32_t kSqDbrRange = 0x0e3000dd;       // BAD_PARAM_ERR: dbr_addr + 8 past the umem
+inline constexpr uint32_t kSqDbrAlign = 0x0e3000de;       // BAD_PARAM_ERR: record not 8-byte aligned
+inline constexpr uint32_t kSqTsFormat = 0x0e3000df;       // BAD_PARAM_ERR: ts_format the cap sq_ts_format refuses
+inline constexpr uint32_t kSqBadState = 0x0e3000e0;       // BAD_RES_STATE_ERR: sq_state is not the SQ's state
+inline constexpr uint32_t kSqIllegalTransition = 0x0e3000e1;  // BAD_PARAM_ERR: not RST->RDY, RDY->ERR/RST, ERR->RST
+
 }  // namespace mlx5async::emu::syndrome

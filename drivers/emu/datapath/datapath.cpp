@@ -12,6 +12,7 @@
 #include "common/prm/event_qp.hpp"
 #include "common/prm/general_obj.hpp"
 #include "common/prm/opcodes.hpp"
+#include "common/prm/sq.hpp"
 #include "dirty_log.hpp"
 #include "loopback.hpp"
 
@@ -33,8 +34,8 @@ bool runnable(const VirtqObj& v) {
 
 }  // namespace
 
-Datapath::Datapath(DeviceState& st, uint32_t index, bool freeze_to_rdy)
-    : st_(st), index_(index), freeze_to_rdy_(freeze_to_rdy) {
+Datapath::Datapath(DeviceState& st, uint32_t index, bool freeze_to_rdy, Wire& wire)
+    : st_(st), index_(index), freeze_to_rdy_(freeze_to_rdy), wire_(wire) {
     thread_ = make_named_thread("emu-dp" + std::to_string(index_),
                                 [this](std::stop_token s) { run(s); });
 }
@@ -88,9 +89,11 @@ void Datapath::add_uar(uint32_t uar_id, uint32_t ctx, int fd, off_t off) {
     void* m = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off);
     if (m == MAP_FAILED) return;  // its CQs are then armed only by other pages' doorbells
     auto* reg = reinterpret_cast<uint64_t*>(static_cast<std::byte*>(m) + prm::kUarCqDoorbellOffset);
+    auto* send = reinterpret_cast<uint64_t*>(static_cast<std::byte*>(m) + prm::kUarSendDoorbellOffset);
     std::atomic_ref<uint64_t>(*reg).store(kIdleCqDoorbell);
+    std::atomic_ref<uint64_t>(*send).store(kIdleSendDoorbell);
     std::lock_guard lk(db_mu_);
-    uars_.push_back({uar_id, ctx, reg, m});
+    uars_.push_back({uar_id, ctx, reg, send, m});
 }
 
 void Datapath::remove_uar(uint32_t uar_id) {
@@ -161,12 +164,14 @@ std::vector<std::pair<uint32_t, uint16_t>> Datapath::read_doorbells() {
     return rung;
 }
 
-std::vector<std::pair<uint32_t, uint64_t>> Datapath::read_uar_doorbells() {
-    std::vector<std::pair<uint32_t, uint64_t>> written;
+Datapath::UarWrites Datapath::read_uar_doorbells() {
+    UarWrites written;
     std::lock_guard lk(db_mu_);
     for (UarPage& u : uars_) {
         uint64_t v = std::atomic_ref<uint64_t>(*u.cq_doorbell).exchange(kIdleCqDoorbell);
-        if (v != kIdleCqDoorbell) written.emplace_back(u.uar_id, v);
+        if (v != kIdleCqDoorbell) written.cq.emplace_back(u.uar_id, v);
+        if (std::atomic_ref<uint64_t>(*u.send_doorbell).exchange(kIdleSendDoorbell) != kIdleSendDoorbell)
+            written.send.push_back(u.uar_id);
     }
     return written;
 }
@@ -205,7 +210,7 @@ std::vector<Datapath::Pair> Datapath::ready_pairs() {
 
 bool Datapath::pass() {
     auto rung = read_doorbells();
-    auto cq_doorbells = read_uar_doorbells();
+    auto uar = read_uar_doorbells();
     if (!rung.empty()) count_kicks(rung);
     if (!rung.empty() || kicked_.exchange(false)) hot_ = kHotPasses;
     {
@@ -213,13 +218,25 @@ bool Datapath::pass() {
         ++stats_.passes;
         stats_.doorbells += rung.size();
     }
-    bool irq = service_interrupts(cq_doorbells);
-    if (hot_ == 0) return irq;
+    bool irq = service_interrupts(uar.cq);
+    bool sent = !uar.send.empty() && service_sends(uar.send);
+    if (hot_ == 0) return irq || sent;
     --hot_;
     uint32_t moved = 0;
     for (const Pair& p : ready_pairs()) moved += process_pair(p);
     if (moved) hot_ = kHotPasses;
-    return moved != 0 || irq;
+    return moved != 0 || irq || sent;
+}
+
+bool Datapath::service_sends(const std::vector<uint32_t>& uars) {
+    SendStats s;
+    {
+        std::lock_guard lk(st_.mu);
+        for (uint32_t uar : uars) send_doorbell(st_, uar, max_frame_of_mtu(st_.profile.mtu), wire_, s);
+    }
+    std::lock_guard sl(stats_mu_);
+    stats_.send += s;
+    return s.frames || s.errors;
 }
 
 // CQ arms, then the interrupts still owed (a receive WQE posted since, a

@@ -1,7 +1,9 @@
 // The datapath of one emulated device: a thread ("emu-dp<N>") that reads the
 // VAR doorbell pages and runs the TX->RX loopback of every RDY queue pair,
 // then sends the interrupts the passes owe (QP event mode; it also reads the
-// CQ doorbell register of every UAR page: interrupts.hpp).
+// CQ doorbell register of every UAR page: interrupts.hpp), and puts what
+// the driver's send queues post on the port's wire (the send doorbell
+// register of every UAR page: send_queue.hpp, wire.hpp).
 //
 // Doorbells. A kick is a store of the queue index to offset 0 of a VAR page
 // (DPDK mlx5 vdpa's kick relay, or a frontend's host notifier). Memory writes
@@ -32,6 +34,7 @@
 #include <vector>
 
 #include "interrupts.hpp"
+#include "send_queue.hpp"
 #include "split_ring.hpp"
 
 namespace mlx5async::emu {
@@ -48,11 +51,13 @@ struct DatapathStats {
     uint64_t sleeps = 0;
     uint64_t errors = 0;     // virtqs moved to ERR
     IrqStats irq;            // interrupts (QP event mode), CQ arms and events
+    SendStats send;          // the send queues' doorbells and frames
 };
 
 class Datapath {
 public:
-    Datapath(DeviceState& st, uint32_t index, bool freeze_to_rdy);
+    // `wire` outlives the datapath (the device owns both).
+    Datapath(DeviceState& st, uint32_t index, bool freeze_to_rdy, Wire& wire);
     ~Datapath();
     Datapath(const Datapath&) = delete;
     Datapath& operator=(const Datapath&) = delete;
@@ -72,7 +77,7 @@ public:
     // VAR pages (api_device.cpp): mapped here so the thread can read them.
     void add_doorbell(uint32_t var_id, uint32_t ctx, int fd, off_t off);
     void remove_doorbell(uint32_t var_id);
-    // UAR pages (api_device.cpp): the thread reads their CQ doorbell register.
+    // UAR pages (api_device.cpp): the thread reads their CQ and send doorbell registers.
     void add_uar(uint32_t uar_id, uint32_t ctx, int fd, off_t off);
     void remove_uar(uint32_t uar_id);
     void drop_context(uint32_t ctx);
@@ -84,8 +89,10 @@ public:
     DatapathStats stats() const;
 
     static constexpr uint32_t kIdleDoorbell = 0xffffffffu;
-    // No CQ doorbell has cqn bits 24..31 set: all-ones is never a real write.
+    // No CQ doorbell has cqn bits 24..31 set, no send doorbell (a WQE's
+    // first 8 bytes) ds 63: all-ones is never a real write to either.
     static constexpr uint64_t kIdleCqDoorbell = ~0ull;
+    static constexpr uint64_t kIdleSendDoorbell = ~0ull;
 
 private:
     struct Doorbell {
@@ -95,8 +102,14 @@ private:
     };
     struct UarPage {
         uint32_t uar_id, ctx;
-        uint64_t* cq_doorbell;  // offset 0x20
+        uint64_t* cq_doorbell;    // offset 0x20
+        uint64_t* send_doorbell;  // offset 0x800
         void* map;
+    };
+    // What the UAR pages' registers held since the last pass.
+    struct UarWrites {
+        std::vector<std::pair<uint32_t, uint64_t>> cq;  // (uar, register)
+        std::vector<uint32_t> send;                     // uars whose send register was written
     };
     struct Pair {
         uint32_t tx = 0, rx = 0;
@@ -104,9 +117,10 @@ private:
     void run(std::stop_token stop);
     bool pass();
     std::vector<std::pair<uint32_t, uint16_t>> read_doorbells();
-    std::vector<std::pair<uint32_t, uint64_t>> read_uar_doorbells();
+    UarWrites read_uar_doorbells();
     void count_kicks(const std::vector<std::pair<uint32_t, uint16_t>>& rung);
     bool service_interrupts(const std::vector<std::pair<uint32_t, uint64_t>>& cq_doorbells);
+    bool service_sends(const std::vector<uint32_t>& uars);
     void interrupt_after_pass(uint32_t id, VirtqObj& vq, uint16_t used_before, IrqStats& s);
     std::vector<Pair> ready_pairs();
     uint32_t process_pair(const Pair& p);
@@ -114,6 +128,7 @@ private:
     DeviceState& st_;
     uint32_t index_;
     bool freeze_to_rdy_;
+    Wire& wire_;
     Translator tr_;            // under st_.mu
     WriteObserver observer_;   // under st_.mu
     AnnounceObserver announce_observer_;  // under st_.mu

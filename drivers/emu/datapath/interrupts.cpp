@@ -2,11 +2,10 @@
 
 #include <endian.h>
 
-#include <array>
 #include <atomic>
-#include <cstring>
 
 #include "../state.hpp"
+#include "cq.hpp"
 
 namespace mlx5async::emu::dp {
 namespace {
@@ -43,21 +42,6 @@ void arm(DeviceState& st, uint32_t cqn, CqObj& cq, uint32_t word, IrqStats& s) {
     fire_if_armed(st, cqn, cq, s);  // armed with ci behind: at once
 }
 
-// CQE n at slot n mod size (slot 0 when collapsed); the owner bit flips on
-// every pass over the ring. Bytes 60..63 (wqe_counter, signature, op_own)
-// last, as one release store: a poller reading that word (DPDK's collapsed
-// CQ) never sees a new counter with an old opcode.
-void write_cqe(CqObj& cq, const prm::Cqe& c) {
-    uint32_t size_mask = (1u << cq.attr.log_cq_size) - 1;
-    std::byte* slot = cq.buf + prm::kCqeBytes * (cq.attr.cc ? 0 : (cq.produced & size_mask));
-    std::array<std::byte, prm::kCqeBytes> img;
-    prm::encode_cqe(c, img);
-    std::memcpy(slot, img.data(), 60);
-    uint32_t tail;
-    std::memcpy(&tail, img.data() + 60, 4);
-    std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(slot + 60)).store(tail, std::memory_order_release);
-}
-
 // The firmware QP `fw_qpn` sends one zero-length message to its peer.
 Sent send(DeviceState& st, uint32_t fw_qpn, IrqStats& s) {
     auto fw = st.qps.find(fw_qpn);
@@ -70,18 +54,13 @@ Sent send(DeviceState& st, uint32_t fw_qpn, IrqStats& s) {
     if (!cq) return Sent::NotConnected;
     uint16_t posted = uint16_t(load_be32(drv->dbr));  // receive counter: low 16 bits
     if (posted == drv->rq_consumed) return Sent::NoWqe;
-    if (!cq->attr.cc && !cq->attr.oi) {
-        uint32_t ci = load_be32(cq->dbr) & kCiMask;
-        if (((cq->produced - ci) & kCiMask) >= (1u << cq->attr.log_cq_size)) return Sent::CqFull;
-    }
+    if (!cq_has_room(*cq)) return Sent::CqFull;
     prm::Cqe c;
     c.qpn = fw->remote_qpn;
     c.wqe_counter = drv->rq_consumed;
     c.opcode = uint8_t(prm::CqeOpcode::RESP_SEND);
-    c.owner = (cq->produced >> cq->attr.log_cq_size) & 1;
-    write_cqe(*cq, c);
+    post_cqe(*cq, c);
     ++drv->rq_consumed;
-    cq->produced = (cq->produced + 1) & kCiMask;
     fire_if_armed(st, drv->attr.cqn_rcv, *cq, s);
     return Sent::Ok;
 }
