@@ -67,7 +67,9 @@ enum rte_pmd_mlx5async_ledger_phase {
 	RTE_PMD_MLX5ASYNC_LEDGER_ANNOUNCED = 11,        /* the guest's first gratuitous ARP left the
 	                                                 * device (backends that see frames: the
 	                                                 * emulator plugin) */
-	RTE_PMD_MLX5ASYNC_LEDGER_PHASES = 12,
+	RTE_PMD_MLX5ASYNC_LEDGER_DEVICE_ANNOUNCED = 12, /* the device's own first RARP of the
+	                                                 * start posted (devarg announce) */
+	RTE_PMD_MLX5ASYNC_LEDGER_PHASES = 13,
 };
 
 struct rte_pmd_mlx5async_ledger {

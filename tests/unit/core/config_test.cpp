@@ -52,6 +52,30 @@ TEST(DevArgs, EveryKeyParsed) {
 }
 #endif
 
+// The announce devargs: QEMU's announce-* defaults, a user's announce=on
+// recorded (a device that cannot announce then fails its probe).
+TEST(DevArgs, AnnounceDefaultsLikeQemuAndTakesItsTimer) {
+    auto d = parse({{"dev", "08:00.1"}});
+    ASSERT_TRUE(d) << d.error().what;
+    EXPECT_TRUE(d->announce.on);
+    EXPECT_FALSE(d->announce.set);
+    EXPECT_EQ(d->announce.rounds, 5u);
+    EXPECT_EQ(d->announce.initial_ms, 50u);
+    EXPECT_EQ(d->announce.step_ms, 100u);
+    EXPECT_EQ(d->announce.max_ms, 550u);
+    auto c = parse({{"dev", "08:00.1"}, {"announce", "on"}, {"announce_rounds", "3"},
+                    {"announce_initial_ms", "1"}, {"announce_step_ms", "0"}, {"announce_max_ms", "7"}});
+    ASSERT_TRUE(c) << c.error().what;
+    EXPECT_TRUE(c->announce.on && c->announce.set);
+    EXPECT_EQ(c->announce.rounds, 3u);
+    EXPECT_EQ(c->announce.initial_ms, 1u);
+    EXPECT_EQ(c->announce.step_ms, 0u);
+    EXPECT_EQ(c->announce.max_ms, 7u);
+    auto off = parse({{"dev", "08:00.1"}, {"announce", "off"}});
+    ASSERT_TRUE(off);
+    EXPECT_FALSE(off->announce.on);
+}
+
 TEST(DevArgs, DevTakesPciAddressOrIbvName) {
     EXPECT_TRUE(parse({{"dev", "08:00.1"}}));
     EXPECT_TRUE(parse({{"dev", "mlx5_0"}}));
@@ -135,6 +159,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{{"emu", "cx7"}, {"emu_clock", "manual"}}, "clock=manual", true},
         BadCase{{{"emu", "cx7"}, {"emu_modify_us", "1,query_us=2"}}, "expected a single value"},
         BadCase{{{"dev", "08:00"}}, "expected a PCI address"},
+        BadCase{{{"dev", "08:00.1"}, {"announce", "1"}}, "devarg announce=1: expected on|off"},
+        BadCase{{{"dev", "08:00.1"}, {"announce_rounds", "0"}}, "devarg announce_rounds=0"},
+        BadCase{{{"dev", "08:00.1"}, {"announce_initial_ms", "0"}}, "devarg announce_initial_ms=0"},
+        BadCase{{{"dev", "08:00.1"}, {"announce_max_ms", "100001"}}, "devarg announce_max_ms=100001"},
         BadCase{{{"dev", "Mlx5-0"}}, "or an ibv device name"},
         BadCase{{{"queues", "2"}}, "exactly one of emu=<profile> or dev=<PCI address>"},
         BadCase{{{"emu", "cx7"}, {"dev", "08:00.1"}}, "exactly one of"},

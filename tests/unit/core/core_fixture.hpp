@@ -110,6 +110,7 @@ struct Fixture : ::testing::Test {
     EventMode event_mode = EventMode::Irq;
     uint32_t timeout_ms = 2000;  // DeviceConfig's
     std::string emu_extra;       // appended to the emulator spec
+    AnnounceConfig announce;     // DeviceConfig's
 
     void open(const std::string& profile, uint32_t queues, uint32_t max_inflight = 16,
               Strategy s = Strategy::Async) {
@@ -122,6 +123,7 @@ struct Fixture : ::testing::Test {
         c.max_inflight = max_inflight;
         c.strategy = s;
         c.event_mode = event_mode;
+        c.announce = announce;
         name = unique_name();
         auto d = Device::open(c, name);
         ASSERT_TRUE(d) << to_string(d.error());
@@ -186,5 +188,31 @@ struct Fixture : ::testing::Test {
         return i ? *i : emu::VirtqInfo{};
     }
 };
+
+// A TX packet on ring 1 of `g`: a zero virtio-net header, then an Ethernet
+// frame of `type` whose payload is an IPv4 ARP from `spa` for `tpa` (or
+// zeros), looped back to ring 0; waits until both rings used it.
+inline void send_frame(Fixture& f, const GuestConfig& g, uint16_t type, uint32_t spa, uint32_t tpa) {
+    GuestRing rx{g.vrings[0]}, tx{g.vrings[1]};
+    std::byte* buf = tx.at<std::byte>(kBufGpa + 4096);
+    std::memset(buf, 0, 12 + 60);
+    std::byte* eth = buf + 12;
+    std::memset(eth, 0xff, 6);
+    eth[12] = std::byte(type >> 8);
+    eth[13] = std::byte(type & 0xff);
+    const uint8_t arp[8] = {0, 1, 8, 0, 6, 4, 0, 1};
+    std::memcpy(eth + 14, arp, sizeof arp);
+    for (int i = 0; i < 4; i++) {
+        eth[14 + 14 + i] = std::byte(spa >> (24 - 8 * i));
+        eth[14 + 24 + i] = std::byte(tpa >> (24 - 8 * i));
+    }
+    const uint16_t rx_used = rx.used_idx(), tx_used = tx.used_idx();
+    rx.post(kBufGpa, 2048, kDescWrite);
+    tx.post(kBufGpa + 4096, 12 + 60, 0);
+    ASSERT_TRUE(f.emu_dev().kick(f.dev->vq_info()[1].obj_id));
+    ASSERT_TRUE(Fixture::eventually([&] {
+        return rx.used_idx() == uint16_t(rx_used + 1) && tx.used_idx() == uint16_t(tx_used + 1);
+    }));
+}
 
 }  // namespace mlx5async::core::testing_support

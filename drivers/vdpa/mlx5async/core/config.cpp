@@ -82,6 +82,12 @@ const std::vector<std::pair<std::string_view, std::string_view>>& devarg_keys() 
                          "starts at probe: an absolute path of at most 107 bytes"},
         {"vhost_client", "0|1: 1 connects to vhost_socket as a client (the frontend listens); "
                          "default 0"},
+        {"announce", "on|off: the device announces the VM (RARP) when a start has every ring "
+                     "ready, and when QEMU asks (SEND_RARP); default on"},
+        {"announce_rounds", "RARPs per announce, 1..1000 (default 5, QEMU's announce-rounds)"},
+        {"announce_initial_ms", "wait after the first RARP, 1..100000 (default 50, announce-initial)"},
+        {"announce_step_ms", "each later wait grows by this, 0..10000 (default 100, announce-step)"},
+        {"announce_max_ms", "longest wait between RARPs, 1..100000 (default 550, announce-max)"},
         {"emu_<key>", "emulator spec override (emu_modify_us=0 ...; keys: doc/emulator.md)"},
     };
     return keys;
@@ -142,6 +148,18 @@ Result<void> apply_devarg(DeviceConfig& c, std::string& emu_overrides, const std
     } else if (k == "vhost_client") {
         if (v != "0" && v != "1") return bad(k, v, "0|1");
         c.vhost_client = v == "1";
+    } else if (k == "announce") {
+        if (v != "on" && v != "off") return bad(k, v, "on|off");
+        c.announce.on = v == "on";
+        c.announce.set = true;
+    } else if (k == "announce_rounds") {
+        return set_uint(c.announce.rounds, 1, 1000);
+    } else if (k == "announce_initial_ms") {
+        return set_uint(c.announce.initial_ms, 1, 100000);
+    } else if (k == "announce_step_ms") {
+        return set_uint(c.announce.step_ms, 0, 10000);
+    } else if (k == "announce_max_ms") {
+        return set_uint(c.announce.max_ms, 1, 100000);
     } else if (std::string_view(k).starts_with(kEmuPrefix) && k.size() > kEmuPrefix.size()) {
         if (v.find(',') != std::string::npos || v.find('=') != std::string::npos)
             return bad(k, v, "a single value");

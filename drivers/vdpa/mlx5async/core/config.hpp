@@ -23,6 +23,17 @@ using devx::strategy_name;
 enum class EventMode : uint8_t { Irq, None };
 Result<Strategy> parse_strategy(std::string_view s);  // with the devarg's error message
 
+// The device's own announce at a start (announcer.hpp): on by default, in
+// rounds as QEMU's announce-initial / -step / -max / -rounds default them.
+struct AnnounceConfig {
+    bool on = true;
+    bool set = false;  // given by the user: a device that cannot announce fails the probe
+    uint32_t rounds = 5;
+    uint32_t initial_ms = 50;
+    uint32_t step_ms = 100;
+    uint32_t max_ms = 550;
+};
+
 struct DeviceConfig {
     // Exactly one backend: an emulated profile spec ("cx7,modify_us=0") or a
     // real ConnectX opened through rdma-core (devarg dev: a PCI address or
@@ -48,6 +59,7 @@ struct DeviceConfig {
     // listens) rather than listening.
     std::string vhost_socket;
     bool vhost_client = false;
+    AnnounceConfig announce;
     // The engine's heuristic switches (devx::EngineOptions; no devarg:
     // benchmarks compare them). Its strategy, throttle and workers come from
     // the fields above.

@@ -63,15 +63,17 @@ Result<void> Device::Impl::query_caps() {
     return {};
 }
 
-// The port's MTU, from the function's NIC vport (as Linux mlx5_vnet's
-// query_mtu): the largest IP packet, which the device offers the guest
-// (VIRTIO_NET_F_MTU). Unknown (0, MTU not offered) when the query fails.
-void Device::Impl::query_port_mtu() {
+// The port's MTU and the function's MAC, from its NIC vport (as Linux
+// mlx5_vnet's query_mtu): the largest IP packet, which the device offers
+// the guest (VIRTIO_NET_F_MTU; unknown, 0, not offered when the query
+// fails), and the address the device announces a start from.
+void Device::Impl::query_vport() {
     std::vector<std::byte> in(prm::kQueryNicVportContextInBytes), out(prm::kQueryNicVportContextOutBytes);
     prm::encode_query_nic_vport_context(in);
     const int rc = api->general_cmd(ctx.get(), in.data(), in.size(), out.data(), out.size());
     const int err = errno;
     auto c = prm::decode_query_nic_vport_context_out(out);
+    if (c && rc == 0) vport_mac = c->permanent_mac;
     std::string why;
     if (!c) why = prm::describe(c.error());
     else if (rc != 0) why = "errno " + std::to_string(err);
@@ -82,6 +84,21 @@ void Device::Impl::query_port_mtu() {
         return;
     }
     port_mtu = uint16_t(c->mtu - prm::kEthHardMtuOverhead);
+}
+
+// A device the user asked to announce fails without its SQ; otherwise it
+// goes on unannounced, saying why.
+Result<void> Device::Impl::open_announcer() {
+    if (!cfg.announce.on) return {};
+    auto a = Announcer::open(cfg.announce, ctx, transport, gcaps.sq_ts_format, vport_mac, ledger, name);
+    if (!a) {
+        if (cfg.announce.set) return unexpected(a.error());
+        logf(LogLevel::Warning, "%s: the device does not announce its VM (devarg announce=off silences this): %s",
+             name.c_str(), a.error().what.c_str());
+        return {};
+    }
+    announcer = std::move(*a);
+    return {};
 }
 
 VqInfo Device::Impl::saved_info(const Vq& q) const {
@@ -126,6 +143,7 @@ Device::~Device() {
     d.recovery.reset();
     if (d.cmds && d.strand) d.stop_requested();  // a start running gives up what it has not issued
     if (d.strand) d.strand->stop();
+    d.announcer.reset();  // its SQ before the TIS and PD it names
     d.irqs.stop_relay();  // before the QPs it points to
     d.kick_relay.reset();  // unmaps its view of the doorbell page first
     if (d.cmds) d.cmds->shutdown();
@@ -159,12 +177,17 @@ Result<std::unique_ptr<Device>> Device::open(const DeviceConfig& cfg, std::strin
     d.api = be->api;
     d.plugin_device = std::move(be->plugin_device);
     d.ctx = std::move(be->ctx);
-    if (d.plugin_device) d.plugin_device->on_announce([&d](uint16_t) { d.ledger.announced(); });
     MLX5A_CHECK(d.query_caps());
-    d.query_port_mtu();
+    d.query_vport();
     auto t = Transport::open(d.ctx, d.name);
     MLX5A_CHECK(t);
     d.transport = std::move(*t);
+    MLX5A_CHECK(d.open_announcer());
+    if (d.plugin_device)
+        d.plugin_device->on_announce([&d](uint16_t) {
+            d.ledger.announced();
+            if (d.announcer) d.announcer->guest_announced();
+        });
     if (const mlx5dv_var* v = d.transport.var()) {
         auto relay = KickRelay::create(d.ctx.get()->cmd_fd, uint64_t(v->mmap_off), v->length, d.name,
                                        cfg.event_core);
@@ -251,6 +274,17 @@ uint64_t Device::features() const {
 }
 
 uint16_t Device::port_mtu() const { return impl_->port_mtu; }
+
+bool Device::announces() const { return impl_->announcer != nullptr; }
+
+void Device::frontend_rarp(MacAddr mac) {
+    if (impl_->announcer) impl_->announcer->frontend_rarp(mac);
+}
+
+std::optional<AnnounceStats> Device::announce_stats() const {
+    if (!impl_->announcer) return std::nullopt;
+    return impl_->announcer->stats();
+}
 
 std::vector<VqInfo> Device::vq_info() const {
     std::vector<VqInfo> v;

@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "announcer.hpp"
 #include "backend.hpp"
 #include "commands.hpp"
 #include "common/base/result.hpp"
@@ -65,6 +66,13 @@ public:
     uint64_t features() const;  // virtio features the device offers
     uint16_t port_mtu() const;  // the largest IP packet the port passes (0: unknown)
     bool has_notify_area() const;  // a doorbell page a frontend can map
+    // The device announces its VM at each start (announcer.hpp): its SQ
+    // was made (devarg announce, on by default).
+    bool announces() const;
+    // vhost: VHOST_USER_SEND_RARP: the device sends a RARP from `mac` now
+    // (nothing without an announcer).
+    void frontend_rarp(MacAddr mac);
+    std::optional<AnnounceStats> announce_stats() const;  // none without an announcer
     struct NotifyArea {
         int fd = -1;          // mmap-able fd (the device context's cmd_fd)
         uint64_t offset = 0;  // of the doorbell page in it

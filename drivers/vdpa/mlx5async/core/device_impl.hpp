@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "announcer.hpp"
 #include "backend.hpp"
 #include "commands.hpp"
 #include "common/devx/raii.hpp"
@@ -79,9 +80,11 @@ struct Device::Impl {
     prm::GeneralCaps gcaps;
     prm::VirtioEmulationCaps vcaps;
     uint16_t port_mtu = 0;  // the largest IP packet the port passes (0: unknown)
+    MacAddr vport_mac = 0;  // the NIC vport's permanent address (0: none)
     Transport transport;
     std::unique_ptr<KickRelay> kick_relay;  // kickfds -> the doorbell page (null without one)
     Interrupts irqs;
+    std::unique_ptr<Announcer> announcer;  // null: announce=off, or the device could not make its SQ
     std::unique_ptr<Commands> cmds;
     std::unique_ptr<GuestMemory> mem;
     std::unique_ptr<DirtyLogging> dirty;
@@ -108,7 +111,8 @@ struct Device::Impl {
 
     // device.cpp
     Result<void> query_caps();
-    void query_port_mtu();
+    void query_vport();  // port_mtu, vport_mac
+    Result<void> open_announcer();
     void publish();  // on the strand, after every job
     void record_timing(const OpTiming& t);
     VqInfo saved_info(const Vq& q) const;

@@ -193,6 +193,8 @@ Result<void> Device::Impl::configure(const GuestConfig& g, uint64_t seq) {
                                      [&](uint16_t i) { return vqs[i].phase() == VqPhase::Ready; });
     ledger.set_start(seq, uint32_t(ready),
                      mem->registrations() != registrations ? uint32_t(mem->current().regions.size()) : 0);
+    // The network learns where the VM is now that its rings run.
+    if (announcer && r && bad_ring && !start.empty() && size_t(ready) == start.size()) announcer->begin(seq);
     // An old table or log goes once no virtq names it, after this returns:
     // its destroys are not the guest's downtime.
     if (mem->has_retired() || dirty->has_retired() || !unreleased.empty()) releaser->request();
@@ -242,6 +244,7 @@ Result<void> Device::close(std::vector<RingIndexes>& out) {
 
 Result<void> Device::Impl::close(std::vector<RingIndexes>& out) {
     if (kick_relay) kick_relay->set_open(false);  // gated, kept registered
+    if (announcer) announcer->stop();  // the VM leaves this port
     ledger.mark(LedgerPhase::SuspendIssued);
     Result<void> known = reconcile();
     auto ready = rings_in_phase(vqs, VqPhase::Ready);
@@ -282,6 +285,7 @@ void Device::Impl::cleanup() {
     guest_valid = false;
     for (Vq& vq : vqs) vq.enabled = false;
     irqs.clear_callfds();
+    if (announcer) announcer->frontend_left();
     if (kick_relay) kick_relay->set_rings({});  // a hung-up fd of the frontend wakes nothing
     // Its log too: the virtqs stop naming it in the same MODIFY that takes
     // the memory mkey away, and the registration, which holds vhost's

@@ -27,6 +27,7 @@ const char* ledger_phase_name(LedgerPhase p) noexcept {
     case LedgerPhase::ConfReturned: return "conf_returned";
     case LedgerPhase::NotifiersSet: return "notifiers_set";
     case LedgerPhase::Announced: return "announced";
+    case LedgerPhase::DeviceAnnounced: return "device_announced";
     case LedgerPhase::Count: break;
     }
     return "?";
@@ -100,6 +101,13 @@ void Ledger::announced() {
     std::lock_guard lk(mu_);
     auto& at = s_.at[size_t(LedgerPhase::Announced)];
     if (s_.start_seq && !at.mono_ns) at = now;
+}
+
+void Ledger::device_announced(uint64_t seq) {
+    LedgerStamp now{clock_ns(CLOCK_MONOTONIC), clock_ns(CLOCK_REALTIME)};
+    std::lock_guard lk(mu_);
+    auto& at = s_.at[size_t(LedgerPhase::DeviceAnnounced)];
+    if (seq == s_.start_seq && !at.mono_ns) at = now;
 }
 
 LedgerSnapshot Ledger::snapshot() const {

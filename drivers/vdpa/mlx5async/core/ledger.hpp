@@ -9,13 +9,16 @@
 //   -> used_rings_logged
 // Start, from SET_STATUS(DRIVER_OK) / the last ring ready (dev_conf):
 //   start_requested -> memory_registered -> virtqs_created -> all_ready
-//   -> conf_returned -> notifiers_set; and announced: the first gratuitous
-//   ARP the guest sent through the device since the start began (the
-//   emulated datapath sees it; hardware's frames do not reach the driver).
+//   -> conf_returned -> notifiers_set; device_announced: the device's own
+//   first RARP of the start (posted on its send queue once every ring is
+//   RDY: announcer.hpp); and announced: the first gratuitous ARP the guest
+//   sent through the device since the start began (the emulated datapath
+//   sees it; hardware's frames do not reach the driver).
 // Thread-safe: the vhost thread marks the requests and conf_returned, the
 // device's strand the start's and stop's own steps (a start runs after
 // dev_conf returned: conf_returned may come before memory_registered), the
-// host-notifier thread notifiers_set, the emulated datapath announced.
+// host-notifier thread notifiers_set, the announcer device_announced, the
+// emulated datapath announced.
 #pragma once
 
 #include <array>
@@ -38,6 +41,7 @@ enum class LedgerPhase : uint8_t {
     ConfReturned,     // dev_conf returns to vhost
     NotifiersSet,     // host notifiers handed to the frontend (or refused)
     Announced,        // the guest's first gratuitous ARP left the device
+    DeviceAnnounced,  // the device's first RARP of the start posted (its doorbell rung)
     Count,
 };
 
@@ -85,6 +89,9 @@ public:
     // The guest announced itself (a gratuitous ARP left the device): stamps
     // announced once per start, if a start was recorded.
     void announced();
+    // The device posted its first RARP for start `seq`: stamps
+    // device_announced once, unless a later start began meanwhile.
+    void device_announced(uint64_t seq);
     LedgerSnapshot snapshot() const;
 
 private:
