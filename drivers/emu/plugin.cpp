@@ -80,6 +80,13 @@ const mlx5async_backend kBackend = {
         if (!fn) return dev->datapath().set_announce_observer({});
         dev->datapath().set_announce_observer([fn, arg](uint32_t, uint16_t ring) { fn(arg, ring); });
     },
+    [](const char* name, mlx5async_backend_wire* out) noexcept {
+        *out = {};
+        Device* dev = find_device(name);
+        if (!dev) return;
+        const dp::WireCounters w = dev->wire().counters();
+        *out = {w.frames, w.bytes, w.rarp, w.arp, w.ipv4, w.ipv6, w.other, w.pcap_errors};
+    },
 };
 
 }  // namespace

@@ -17,13 +17,20 @@
 extern "C" {
 
 // Bumped whenever the table below changes; the driver refuses another.
-#define MLX5ASYNC_BACKEND_ABI 1
+#define MLX5ASYNC_BACKEND_ABI 2
 
 // Frames a virtq sent, as the backend's datapath saw them.
 struct mlx5async_backend_frames {
     uint64_t arp;        // ARP frames
     uint64_t announces;  // of those, gratuitous: the guest announcing itself
     uint64_t oversize;   // longer than the port's MTU: dropped
+};
+
+// Frames the device sent to the network (its port's wire), by ethertype.
+struct mlx5async_backend_wire {
+    uint64_t frames, bytes;
+    uint64_t rarp, arp, ipv4, ipv6, other;
+    uint64_t pcap_errors;  // frames the wire's pcap file did not take
 };
 
 struct mlx5async_backend {
@@ -41,6 +48,8 @@ struct mlx5async_backend {
     // `name` sends a gratuitous ARP; fn null stops the calls (none runs after
     // this returns).
     void (*watch_announces)(const char* name, void (*fn)(void* arg, uint16_t ring), void* arg);
+    // What device `name` sent to the network (zeros when unknown).
+    void (*wire)(const char* name, mlx5async_backend_wire* out);
 };
 
 // The backend's table for `abi`, or null when it implements another.

@@ -222,7 +222,8 @@ RTE_PMD_REGISTER_PARAM_STRING(vdpa_mlx5async,
                               "emu=cx6dx|cx7 dev=<PCI BDF> queues=<1..512> queue_size=<2..32768> "
                               "max_inflight=<1..256> strategy=" MLX5A_STRATEGY_CHOICES " "
                               "max_conf_threads=<1..64> timeout_ms=<ms> event_mode=irq|none event_core=<cpu> "
-                              "vhost_socket=<path> vhost_client=0|1 "
+                              "vhost_socket=<path> vhost_client=0|1 announce=on|off announce_rounds=<n> "
+                              "announce_initial_ms=<ms> announce_step_ms=<ms> announce_max_ms=<ms> "
                               "emu_modify_us=<us> emu_query_us=<us> ...");
 
 }  // namespace mlx5async::pmd

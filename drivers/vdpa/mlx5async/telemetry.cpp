@@ -13,6 +13,11 @@
 //   /vdpa_mlx5async/ledger,<device> the downtime ledger: when each phase of
 //                                   the last stop and start happened
 //                                   (core/ledger.hpp), monotonic and wall ns
+//   /vdpa_mlx5async/announce,<device> the device's own announce
+//                                   (core/announcer.hpp): its MACs, rounds,
+//                                   SEND_RARP requests, the SQ's frames;
+//                                   on the emulator, the wire's frames by
+//                                   type
 #include <rte_common.h>
 #include <rte_telemetry.h>
 #include <rte_vhost.h>
@@ -157,6 +162,39 @@ int tel_ledger(const char*, const char* params, rte_tel_data* d) {
     return 0;
 }
 
+int tel_announce(const char*, const char* params, rte_tel_data* d) {
+    PmdDevice* p = device_param(params);
+    if (!p) return -EINVAL;
+    const core::Device& c = *p->core;
+    rte_tel_data_start_dict(d);
+    const auto a = c.announce_stats();
+    rte_tel_data_add_dict_u64(d, "on", a.has_value());
+    if (a) {
+        rte_tel_data_add_dict_string(d, "vport_mac", core::mac_string(a->vport_mac).c_str());
+        rte_tel_data_add_dict_string(d, "frontend_mac", core::mac_string(a->frontend_mac).c_str());
+        rte_tel_data_add_dict_u64(d, "starts", a->starts);
+        rte_tel_data_add_dict_u64(d, "rounds", a->rounds);
+        rte_tel_data_add_dict_u64(d, "rounds_left", a->rounds_left);
+        rte_tel_data_add_dict_u64(d, "stopped_early", a->stopped_early);
+        rte_tel_data_add_dict_u64(d, "requests", a->requests);
+        rte_tel_data_add_dict_u64(d, "posted", a->sq.posted);
+        rte_tel_data_add_dict_u64(d, "completed", a->sq.completed);
+        rte_tel_data_add_dict_u64(d, "errors", a->sq.errors);
+        rte_tel_data_add_dict_u64(d, "full", a->sq.full);
+    }
+    if (const auto w = c.wire_counts()) {
+        rte_tel_data_add_dict_u64(d, "wire_frames", w->frames);
+        rte_tel_data_add_dict_u64(d, "wire_bytes", w->bytes);
+        rte_tel_data_add_dict_u64(d, "wire_rarp", w->rarp);
+        rte_tel_data_add_dict_u64(d, "wire_arp", w->arp);
+        rte_tel_data_add_dict_u64(d, "wire_ipv4", w->ipv4);
+        rte_tel_data_add_dict_u64(d, "wire_ipv6", w->ipv6);
+        rte_tel_data_add_dict_u64(d, "wire_other", w->other);
+        rte_tel_data_add_dict_u64(d, "wire_pcap_errors", w->pcap_errors);
+    }
+    return 0;
+}
+
 }  // namespace
 
 RTE_INIT(mlx5async_telemetry_init) {
@@ -170,6 +208,9 @@ RTE_INIT(mlx5async_telemetry_init) {
                                "Parameters: device name");
     rte_telemetry_register_cmd("/vdpa_mlx5async/ledger", tel_ledger,
                                "The downtime ledger of the last device stop and start. "
+                               "Parameters: device name");
+    rte_telemetry_register_cmd("/vdpa_mlx5async/announce", tel_announce,
+                               "The device's own RARP announce and what it sent to the network. "
                                "Parameters: device name");
 }
 

@@ -91,6 +91,8 @@ int get_protocol_features(rte_vdpa_device* vdpa, uint64_t* features) noexcept {
     *features = proto(VHOST_USER_PROTOCOL_F_MQ) | proto(VHOST_USER_PROTOCOL_F_LOG_SHMFD) |
                 proto(VHOST_USER_PROTOCOL_F_REPLY_ACK) | proto(VHOST_USER_PROTOCOL_F_NET_MTU) |
                 proto(VHOST_USER_PROTOCOL_F_STATUS);
+    // RARP: the device sends QEMU's announce itself (SEND_RARP).
+    if (find_device(vdpa)->core->announces()) *features |= proto(VHOST_USER_PROTOCOL_F_RARP);
     if (find_device(vdpa)->core->has_notify_area())
         *features |= proto(VHOST_USER_PROTOCOL_F_SLAVE_REQ) | proto(VHOST_USER_PROTOCOL_F_SLAVE_SEND_FD) |
                      proto(VHOST_USER_PROTOCOL_F_HOST_NOTIFIER);

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
 #include <optional>
 #include <string>
 
@@ -25,11 +26,33 @@
 namespace mlx5async::pmd {
 namespace {
 
+// SEND_RARP (QEMU's announce of a guest without GUEST_ANNOUNCE, once
+// per round): the device sends the RARP from the MAC the message names, in
+// its first 6 bytes. It may come before the device's first start on this
+// connection. vhost's own use of it (a RARP handed to the application at
+// its next dequeue) never happens for a vDPA device.
+rte_vhost_msg_result send_rarp(int vid, const VhostUserMsg& m) {
+    PmdDevice* d = find_device_by_vid(vid);
+    if (!d) return RTE_VHOST_MSG_RESULT_NOT_HANDLED;
+    const int served = d->vid.load();
+    if (served != vid && served != -1) return RTE_VHOST_MSG_RESULT_NOT_HANDLED;  // another frontend's
+    uint8_t b[8];
+    std::memcpy(b, &m.payload.u64, sizeof b);
+    core::MacAddr mac = 0;
+    for (int i = 0; i < 6; i++) mac = (mac << 8) | b[i];
+    if (!d->core->announces())
+        MLX5A_LOG(WARNING, "vid %d: SEND_RARP from %s: %s does not announce (devarg announce=off)", vid,
+                  core::mac_string(mac).c_str(), d->core->name().c_str());
+    d->core->frontend_rarp(mac);
+    return RTE_VHOST_MSG_RESULT_NOT_HANDLED;
+}
+
 // vhost hands the hooks its message context (vhu_msg_context): the
 // message, then the fds that came with it.
 rte_vhost_msg_result after_message(int vid, void* msg) noexcept {
     const VhostUserMsg& m = static_cast<const vhu_msg_context*>(msg)->msg;
     const uint32_t request = m.request.master;
+    if (request == VHOST_USER_SEND_RARP) return send_rarp(vid, m);
     if (request != VHOST_USER_SET_FEATURES && request != VHOST_USER_SET_LOG_BASE &&
         request != VHOST_USER_SET_VRING_BASE)
         return RTE_VHOST_MSG_RESULT_NOT_HANDLED;

@@ -89,6 +89,12 @@ FrameCounts PluginDevice::frames(uint32_t virtq_obj_id) const {
     return {f.arp, f.announces, f.oversize};
 }
 
+WireCounts PluginDevice::wire() const {
+    mlx5async_backend_wire w{};
+    plugin_.wire(name_.c_str(), &w);
+    return {w.frames, w.bytes, w.rarp, w.arp, w.ipv4, w.ipv6, w.other, w.pcap_errors};
+}
+
 void PluginDevice::announced(void* self, uint16_t ring) {
     static_cast<PluginDevice*>(self)->on_announce_(ring);
 }

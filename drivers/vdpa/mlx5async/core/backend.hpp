@@ -26,6 +26,13 @@ struct FrameCounts {
     uint64_t oversize = 0;   // longer than the port's MTU: dropped
 };
 
+// What the device sent to the network, by ethertype (the emulator's wire).
+struct WireCounts {
+    uint64_t frames = 0, bytes = 0;
+    uint64_t rarp = 0, arp = 0, ipv4 = 0, ipv6 = 0, other = 0;
+    uint64_t pcap_errors = 0;
+};
+
 // A plugin device: removed from the plugin when this goes.
 class PluginDevice {
 public:
@@ -35,6 +42,7 @@ public:
     PluginDevice& operator=(const PluginDevice&) = delete;
     const std::string& name() const { return name_; }
     FrameCounts frames(uint32_t virtq_obj_id) const;
+    WireCounts wire() const;
     // `f(ring)` runs on the backend's datapath thread when a virtq sends a
     // gratuitous ARP; an empty `f` stops the calls (none runs after this returns).
     void on_announce(std::function<void(uint16_t ring)> f);

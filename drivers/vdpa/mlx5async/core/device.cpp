@@ -281,6 +281,11 @@ void Device::frontend_rarp(MacAddr mac) {
     if (impl_->announcer) impl_->announcer->frontend_rarp(mac);
 }
 
+std::optional<WireCounts> Device::wire_counts() const {
+    if (!impl_->plugin_device) return std::nullopt;
+    return impl_->plugin_device->wire();
+}
+
 std::optional<AnnounceStats> Device::announce_stats() const {
     if (!impl_->announcer) return std::nullopt;
     return impl_->announcer->stats();

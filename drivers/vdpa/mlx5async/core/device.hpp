@@ -73,6 +73,9 @@ public:
     // (nothing without an announcer).
     void frontend_rarp(MacAddr mac);
     std::optional<AnnounceStats> announce_stats() const;  // none without an announcer
+    // What the device sent to the network, as the emulator's wire saw it
+    // (none on hardware: the port's frames do not come back to the driver).
+    std::optional<WireCounts> wire_counts() const;
     struct NotifyArea {
         int fd = -1;          // mmap-able fd (the device context's cmd_fd)
         uint64_t offset = 0;  // of the doorbell page in it
