@@ -95,6 +95,11 @@ class Host(Proc):
     def info(self, device=0):
         return self.telemetry.query(f"/vdpa_mlx5async/info,{self.devices[device]}")
 
+    def announce(self, device=0):
+        """The device's own announce and what it sent to the network
+        (/vdpa_mlx5async/announce)."""
+        return self.telemetry.query(f"/vdpa_mlx5async/announce,{self.devices[device]}")
+
     def report(self, device=0):
         """One line of what device `device` says, for a failure report: the
         features it offered and negotiated, its interrupt relay's counters,

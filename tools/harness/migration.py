@@ -6,11 +6,11 @@ import itertools
 import os
 import time
 
-from . import ovs
+from . import ovs, wire
 from .host import EAL_MIGRATION, dpdk_testpmd, hugepage_eal, vdpa_testpmd
 from .hugepages import Hugepages
 from .proc import Workdir
-from .qemu import QEMU, Vm, booted
+from .qemu import QEMU, Vm, booted, mac_of
 from .wait import until
 
 _seq = itertools.count()
@@ -20,10 +20,10 @@ LEDGER_STOP = ["stop_requested", "suspend_issued", "suspend_done", "bases_handed
 # The start's own steps, in order; dev_conf returns (conf_returned) once the
 # start is posted, before or during them.
 LEDGER_START = ["start_requested", "memory_registered", "virtqs_created", "all_ready"]
-# What QEMU may say that is not a failure (nothing, today). A backend that
-# offers neither GUEST_ANNOUNCE nor VHOST_USER_PROTOCOL_F_RARP makes it say
-# "Vhost user backend fails to broadcast fake RARP": a migrated VM nobody
-# announces (doc/guides/live-migration.md, "Announce").
+# What QEMU may say that is not a failure (nothing). A backend that offers
+# neither GUEST_ANNOUNCE nor VHOST_USER_PROTOCOL_F_RARP makes it say "Vhost
+# user backend fails to broadcast fake RARP": a migrated VM nobody announces
+# (doc/guides/live-migration.md, "Announce").
 QEMU_EXPECTED = []
 
 
@@ -74,8 +74,17 @@ class Migration:
 
     def network_ms(self, phase):
         """From the source device's stop request to the destination
-        ledger's `phase` (all_ready, announced), on the one wall clock."""
+        ledger's `phase` (all_ready, device_announced, announced), on the
+        one wall clock."""
         return (self.dst_ledger[phase + "_wall_ns"] - self.src_ledger["stop_requested_wall_ns"]) / 1e6
+
+    def first_rarp_ms(self, device=0):
+        """From the source device's stop request to the destination
+        device's first RARP on the wire (its pcap), on the one wall clock;
+        None when it sent none since the stop."""
+        stop = self.src_ledgers[device]["stop_requested_wall_ns"]
+        after = [t for t, _ in wire.rarps(self.dst_host.wire_pcaps[device]) if t >= stop]
+        return (min(after) - stop) / 1e6 if after else None
 
     def vm_network_ms(self):
         """The VM's network downtime over all its NICs: the first source
@@ -119,7 +128,8 @@ class Testbed:
     is kept (the tail of each log printed) when the block failed."""
 
     def __init__(self, app, guest_dir, queue_pairs, legacy=False, hugepages=0,
-                 announce_initial=None, nics=1, qemu=QEMU, host_kind="vdpa-testpmd", pmd=None):
+                 announce_initial=None, nics=1, qemu=QEMU, host_kind="vdpa-testpmd", pmd=None,
+                 guest_announce=True):
         """Guests with `nics` NICs (a device of the host each) of
         `queue_pairs`, legacy-only virtio-net with `legacy`; with
         `hugepages`, that many 2 MiB pages reserved and mounted in the folder,
@@ -127,8 +137,11 @@ class Testbed:
         (ms) set on both sides when given. Hosts run `host_kind` (HOST_KINDS):
         `app` (vdpa-testpmd), or the PMD `pmd` loaded into dpdk-testpmd or
         ovs-vswitchd-dpdk (whose EAL needs ovs.HUGEPAGES reserved, without
-        a mount)."""
+        a mount). Without `guest_announce` the guests' NICs do not offer
+        GUEST_ANNOUNCE: QEMU's RARPs (SEND_RARP) and the device's own
+        announce them, and a start is over at the device's first RARP."""
         assert host_kind in HOST_KINDS, host_kind
+        self.guest_announce = guest_announce
         self.app, self.guest_dir, self.qemu = app, guest_dir, qemu
         self.host_kind, self.pmd = host_kind, pmd
         self.queue_pairs, self.nics, self.legacy = queue_pairs, nics, legacy
@@ -155,6 +168,15 @@ class Testbed:
         return self.wd.__exit__(exc_type, exc, tb)
 
     def host(self, name, vdev_args):
+        """A host serving `vdev_args`, device k the port of the guests'
+        NIC k: its emulated vport has that NIC's MAC and writes its wire to
+        <name>-wire<k>.pcap (host.wire_pcaps)."""
+        one = isinstance(vdev_args, str)
+        args = [vdev_args] if one else list(vdev_args)
+        pcaps = [os.path.join(self.workdir, f"{name}-wire{k}.pcap") for k in range(len(args))]
+        args = [a if "emu_mac=" in a else f"{a},emu_mac={mac_of(k)},emu_wire_pcap={pcaps[k]}"
+                for k, a in enumerate(args)]
+        vdev_args = args[0] if one else args
         eal = hugepage_eal(self.hugepages.mount) if self.hugepages else EAL_MIGRATION
         if self.host_kind == "vdpa-testpmd":
             h = vdpa_testpmd(self.app, self.workdir, name, vdev_args, eal_args=eal)
@@ -162,13 +184,15 @@ class Testbed:
             h = dpdk_testpmd(self.pmd, self.workdir, name, vdev_args, eal_args=eal)
         else:  # OVS makes its own EAL arguments
             h = ovs.ovs_vswitchd(self.pmd, self.workdir, name, vdev_args)
+        h.wire_pcaps = pcaps
         self.hosts.append(h)
         return h
 
     def _vm(self, host, **kw):
         vm = Vm(self.guest_dir, self.workdir, f"vm{next(_seq)}", host.sockets[:self.nics],
                 self.queue_pairs, legacy=self.legacy,
-                mem_path=self.hugepages.mount if self.hugepages else None, qemu=self.qemu, **kw)
+                mem_path=self.hugepages.mount if self.hugepages else None, qemu=self.qemu,
+                guest_announce=self.guest_announce, **kw)
         vm.host = host  # whose devices serve its NICs: for the failure reports
         self.vms.append(vm)
         return vm
@@ -247,12 +271,14 @@ class Testbed:
 
     def _wait_started(self, m, dst_before, end):
         """The destination VM's RESUME, then every destination device's
-        start and the guest's announce through it in its ledger."""
+        start and the announce in its ledger: the guest's through it, or
+        without GUEST_ANNOUNCE the device's own."""
         m.dst_vm.qmp.wait_event(lambda e: e["event"] == "RESUME", max(1, end - time.monotonic()))
+        phase = "announced_ns" if self.guest_announce else "device_announced_ns"
         try:
             for k in range(self.nics):
                 wait_ledger(m.dst_host, "start_seq", dst_before[k], "all_ready_ns", end, k)
-            m.dst_ledgers = [wait_ledger(m.dst_host, "start_seq", dst_before[k], "announced_ns", end, k)
+            m.dst_ledgers = [wait_ledger(m.dst_host, "start_seq", dst_before[k], phase, end, k)
                              for k in range(self.nics)]
         except AssertionError as e:
             # A guest that never announces may have died or stopped on the

@@ -115,12 +115,14 @@ class Vm(Proc):
 
     def __init__(self, guest_dir, workdir, name, vhost_sockets, queue_pairs, incoming=None,
                  paused=False, page_per_vq=False, mem_mb=MEM_MB, legacy=False, mem_path=None,
-                 qemu=QEMU):
+                 qemu=QEMU, guest_announce=True):
         """A virtio-net NIC on each of `vhost_sockets` (a path, or a list:
         eth0, eth1 ...), each with `queue_pairs`. `legacy`: legacy-only
         virtio-net (no VERSION_1: the guest driver then negotiates
         ANY_LAYOUT). `mem_path`: the guest's RAM in a file there (a
-        hugetlbfs mount: hugepages), else a memfd."""
+        hugetlbfs mount: hugepages), else a memfd. Without `guest_announce`
+        the NICs do not offer VIRTIO_NET_F_GUEST_ANNOUNCE: QEMU announces a
+        migrated guest with RARPs, through the backend (SEND_RARP)."""
         self.name = name
         self.console_path = os.path.join(workdir, f"{name}-console.log")
         self.qmp_path = os.path.join(workdir, f"{name}-qmp.sock")
@@ -133,6 +135,7 @@ class Vm(Proc):
                    + f",host_mtu={MTU}"
                    + (",mq=on" if queue_pairs > 1 else "")
                    + (",page-per-vq=on" if page_per_vq else "")
+                   + ("" if guest_announce else ",guest_announce=off")
                    + (",disable-modern=on,disable-legacy=off" if legacy else ""))
             nic_args += ["-chardev", f"socket,id=vu{k},path={path}",
                          "-netdev", f"vhost-user,id=n{k},chardev=vu{k},queues={queue_pairs}",

@@ -13,12 +13,13 @@ import filecmp
 import os
 import re
 import shutil
+import subprocess
 import sys
 import time
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 sys.path.insert(0, os.path.join(TOP, "tools"))
-from harness import ovs, qemu  # noqa: E402
+from harness import ovs, qemu, wire  # noqa: E402
 from harness.cases import Skip, run_case  # noqa: E402
 from harness.migration import LEDGER_START, LEDGER_STOP, QEMU_EXPECTED, Testbed, vdev, vdevs  # noqa: E402
 from harness.wait import until  # noqa: E402
@@ -108,6 +109,29 @@ def check_announce(m, device=0):
     assert not rarp, f"{m.dst_vm.name}: {rarp}"
 
 
+def check_device_announce(m, device=0):
+    """The destination device announced the VM itself: its first RARP on
+    the wire since the source's stop is from the NIC's MAC, left once its
+    last virtq was RDY (a SEND_RARP QEMU sent before waits for the start)
+    and before the guest's own gratuitous ARP; the source device's rounds
+    ended at its stop."""
+    dst = m.dst_ledgers[device]
+    stop = m.src_ledgers[device]["stop_requested_wall_ns"]
+    sent = [(t, mac) for t, mac in wire.rarps(m.dst_host.wire_pcaps[device]) if t >= stop]
+    assert sent, f"device {device}: no RARP on the destination's wire since the stop: " \
+        f"{m.dst_host.announce(device)}"
+    t, mac = sent[0]
+    assert mac == qemu.mac_of(device), f"device {device}: RARP from {mac}, the NIC is {qemu.mac_of(device)}"
+    assert t >= dst["all_ready_wall_ns"], \
+        f"device {device}: RARP at {t}, before the last virtq was RDY at {dst['all_ready_wall_ns']}"
+    assert dst["device_announced_ns"] >= dst["all_ready_ns"], dst
+    if dst["announced_ns"]:
+        assert t <= dst["announced_wall_ns"], \
+            f"device {device}: RARP at {t}, after the guest's own announce at {dst['announced_wall_ns']}"
+    src = m.src_host.announce(device)
+    assert src["on"] and src["rounds_left"] == 0, f"source device {device} still announcing: {src}"
+
+
 def check_features(m, kind="modern", device=0):
     """Every feature the destination device offers was negotiated, with
     vhost (what QEMU acked for the guest) and in the guest's own driver,
@@ -180,6 +204,7 @@ def one_migration(bed, strategy, page_per_vq=False, dst_extra=""):
         check_bases(m, 2 * qp, device=k)
         check_ledgers(m, 2 * qp, k)
         check_announce(m, k)
+        check_device_announce(m, k)
         check_features(m, "legacy" if bed.legacy else "modern", k)
     check_clean(m)
     return m
@@ -355,10 +380,58 @@ def case_application(host_kind, queue_pairs, expected=()):
             check_bases(m, 2 * queue_pairs)
             check_ledgers(m, 2 * queue_pairs)
             check_announce(m)
+            check_device_announce(m)
             check_features(m)
             check_clean(m, expected)
             print(f"{host_kind}: migrated, downtime {m.downtime_ms():.0f} ms")
     return run
+
+
+def case_guest_announce_off(a):
+    """A guest without GUEST_ANNOUNCE (QEMU guest_announce=off) announces
+    nothing itself: QEMU asks the backend (SEND_RARP, the protocol feature
+    RARP offered) with the NIC's MAC, and the destination device's RARPs
+    announce it; QEMU never says it could not."""
+    with bed_of(a, 1, guest_announce=False) as bed:
+        src = bed.host("src", vdevs(1, 1, "async"))
+        dst = bed.host("dst", vdevs(1, 1, "async"))
+        vm = bed.boot(src)
+        check_traffic(vm, 2)
+        m = bed.migrate(vm, src, dst)
+        check_destination_traffic(m)
+        check_bases(m, 2)
+        check_ledgers(m, 2)
+        check_device_announce(m)
+        assert not m.dst_ledger["announced_ns"], f"the guest announced itself: {m.dst_ledger}"
+        assert not m.dst_host.info()["negotiated_features"] >> GUEST_ANNOUNCE & 1, m.dst_host.info()
+        ann = until(m.dst_host.announce, lambda s: s["requests"] > 0, 60, "a SEND_RARP on the destination")
+        assert ann["frontend_mac"] == qemu.mac_of(0), ann
+        # The wire's pcap as tcpdump reads it.
+        out = subprocess.run(["tcpdump", "-nn", "-e", "-r", m.dst_host.wire_pcaps[0]], capture_output=True,
+                             text=True, check=True).stdout
+        assert f"{qemu.mac_of(0)} > ff:ff:ff:ff:ff:ff, ethertype Reverse ARP" in out, out
+        check_clean(m)
+        print(f"announced without GUEST_ANNOUNCE: {ann['requests']} SEND_RARP, {ann['posted']} RARPs sent")
+
+
+def case_announce_off(a):
+    """announce=off on the destination: the device sends nothing to the
+    network, offers no RARP protocol feature, stamps no device_announced;
+    the guest's own announce still goes through it."""
+    with bed_of(a, 1) as bed:
+        src = bed.host("src", vdevs(1, 1, "async"))
+        dst = bed.host("dst", vdevs(1, 1, "async", "announce=off"))
+        vm = bed.boot(src)
+        m = bed.migrate(vm, src, dst)
+        check_destination_traffic(m)
+        check_announce(m)
+        assert m.dst_host.announce() == {"on": 0, "wire_frames": 0, "wire_bytes": 0, "wire_rarp": 0,
+                                         "wire_arp": 0, "wire_ipv4": 0, "wire_ipv6": 0, "wire_other": 0,
+                                         "wire_pcap_errors": 0}, m.dst_host.announce()
+        assert wire.frames(m.dst_host.wire_pcaps[0]) == []
+        assert not m.dst_ledger["device_announced_ns"], m.dst_ledger
+        assert m.first_rarp_ms() is None
+        check_clean(m)
 
 
 def case_ping_pong(a):
@@ -499,10 +572,10 @@ def notifiers_rc(m):
     return led["notifiers_rc"]
 
 
-def bed_of(a, queue_pairs, legacy=False, hugepages=0, nics=1):
+def bed_of(a, queue_pairs, legacy=False, hugepages=0, nics=1, guest_announce=True):
     """A Testbed of the case's app, guest and QEMU."""
     return Testbed(a.app, a.guest_dir, queue_pairs, legacy=legacy, hugepages=hugepages, nics=nics,
-                   qemu=a.qemu)
+                   qemu=a.qemu, guest_announce=guest_announce)
 
 
 CASES = {
@@ -515,6 +588,8 @@ CASES = {
     "hugepages": case_hugepages,
     "hugepages-dirty-log": case_hugepages_dirty_log,
     "ping-pong": case_ping_pong,
+    "guest-announce-off": case_guest_announce_off,
+    "announce-off": case_announce_off,
     "kill-during-conf": case_kill_during_conf(1),
     "nics4-async": case_nics("async"),
     "nics4-sequential": case_nics("sequential"),
