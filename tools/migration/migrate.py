@@ -31,7 +31,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))  # tools/: the harness, measured
 import measured  # noqa: E402
 import timeline  # noqa: E402
-from harness import TOP  # noqa: E402
+from harness import TOP, wire  # noqa: E402
 from harness.migration import Testbed, vdevs  # noqa: E402
 
 
@@ -71,10 +71,19 @@ def record(m, config, run):
     network = m.vm_network_ms()
     first_stop = min(x["stop_requested_wall_ns"] for x in m.src_ledgers)
     announce = (max(x["announced_wall_ns"] for x in m.dst_ledgers) - first_stop) / 1e6
+    # The device's own: each NIC's first RARP on its destination port's
+    # wire (the emulator's pcap) since the first stop; the VM's, its last NIC's.
+    rarps = [min((t for t, _ in wire.rarps(m.dst_host.wire_pcaps[k]) if t >= first_stop), default=None)
+             for k in range(len(m.dst_ledgers))]
+    if None in rarps:
+        raise AssertionError(f"a destination device sent no RARP since the stop: {rarps}")
+    wire_announce = (max(rarps) - first_stop) / 1e6
     return {
         "strategy": config["label"], "run": run, "announce_initial_ms": config["announce_initial"],
         "downtime_ms": down, "network_downtime_ms": network, "total_ms": m.total_ms(),
-        "announce_ms": announce, "devices": devices,
+        "announce_ms": announce, "wire_announce_ms": wire_announce,
+        "wire_announce_ratio": wire_announce / network, "devices": devices,
+        "resume_ms": ev["destination_resume"] * 1e3 - first_stop / 1e6,
         "resume_to_announce_ms": led_dst["announced"] * 1e3 - ev["destination_resume"] * 1e3,
         "setup_ms": float(m.info.get("setup-time", 0)),
         "source_stop_ms": stop, "destination_start_ms": start, "rest_ms": network - stop - start,
@@ -83,6 +92,7 @@ def record(m, config, run):
         "destination_memory_ms": max(x["destination_memory_ms"] for x in devices),
         "rings": m.src_ledger.get("stop_rings", 0),
         "qemu_events": ev, "source_ledger": led_src, "destination_ledger": led_dst,
+        "destination_first_rarp": max(rarps) / 1e9,
     }
 
 
@@ -111,11 +121,17 @@ def configurations(args):
 
 COLUMNS = [("downtime_ms", "QEMU downtime"), ("total_ms", "total time"),
            ("network_downtime_ms", "network downtime"),
-           ("announce_ms", "source stop to announce"), ("source_stop_ms", "source device stop"),
+           ("announce_ms", "source stop to the guest's announce"),
+           ("wire_announce_ms", "source stop to first announce on the wire"),
+           ("wire_announce_ratio", "of it, x network downtime"),
+           ("source_stop_ms", "source device stop"),
            ("destination_start_ms", "destination device start"),
            ("destination_memory_ms", "of it, guest memory"), ("rest_ms", "the rest")]
 # shown to the microsecond
 DEVICE_COLUMNS = ("source_stop_ms", "destination_start_ms", "destination_memory_ms")
+RATIO_COLUMNS = ("wire_announce_ratio",)  # shown to the hundredth
+# The announce timeline's moments, from the source's stop request.
+TIMELINE = ("network_downtime_ms", "wire_announce_ms", "resume_ms", "announce_ms")
 
 
 def summarize(rows, strategies):
@@ -123,7 +139,7 @@ def summarize(rows, strategies):
     for s in strategies:
         rs = [r for r in rows if r["strategy"] == s]
         entry = {"strategy": s, "runs": len(rs)}
-        for key, _ in COLUMNS:
+        for key in [k for k, _ in COLUMNS] + ["resume_ms"]:
             v = [r[key] for r in rs]
             entry[key] = {"median": statistics.median(v), "min": min(v), "max": max(v)}
         out.append(entry)
@@ -149,6 +165,10 @@ def device_rows(rows, strategies, devices):
     return out
 
 
+def digits(key):
+    return 3 if key in DEVICE_COLUMNS else 2 if key in RATIO_COLUMNS else 1
+
+
 def table(summary, queue_pairs, devices=1, per_device=()):
     """The Markdown of the summary: the table, then what its columns are;
     with several devices, each device's table after."""
@@ -159,8 +179,8 @@ def table(summary, queue_pairs, devices=1, per_device=()):
     out.append("| configuration | " + " | ".join(t for _, t in COLUMNS) + " |")
     out.append("|---|" + "---|" * len(COLUMNS))
     for e in summary:
-        cells = [f"{e[k]['median']:.3f} ({e[k]['min']:.3f}-{e[k]['max']:.3f})" if k in DEVICE_COLUMNS
-                 else f"{e[k]['median']:.1f} ({e[k]['min']:.1f}-{e[k]['max']:.1f})" for k, _ in COLUMNS]
+        cells = [f"{e[k]['median']:.{digits(k)}f} ({e[k]['min']:.{digits(k)}f}-{e[k]['max']:.{digits(k)}f})"
+                 for k, _ in COLUMNS]
         out.append(f"| {e['strategy']} | " + " | ".join(cells) + " |")
     out.append("")
     out.append("QEMU downtime: query-migrate's figure (the source VM stopped until the source "
@@ -168,13 +188,22 @@ def table(summary, queue_pairs, devices=1, per_device=()):
                "GET_VRING_BASE) to every destination virtq RDY: the destination's device start "
                "comes after QEMU's figure ends. Source stop to announce: the same start to the "
                "guest's first gratuitous ARP through the destination device (QEMU asks the guest "
-               "at its RESUME, then again after announce-initial and its steps). Source device "
+               "at its RESUME, then again after announce-initial and its steps). Source stop to "
+               "first announce on the wire: the same start to the destination device's own first "
+               "RARP on its port (the emulator's wire pcap), sent once every virtq is RDY; x "
+               "network downtime: that over the network downtime, per run. Source device "
                "stop: first GET_VRING_BASE to used rings logged; destination device start: "
                "dev_conf to every virtq RDY, of it guest memory: dev_conf to the memory table "
                "registered; the rest: network downtime minus both (QEMU's state transfer and "
                "vhost-user messages).")
+    out += ["", "Announce timeline: ms from the source device's stop request, median of each column:", "",
+            "| configuration | every virtq RDY | device's first RARP on the wire | destination RESUME | "
+            "guest's first gratuitous ARP |", "|---|---|---|---|---|"]
+    for e in summary:
+        out.append(f"| {e['strategy']} | " + " | ".join(f"{e[k]['median']:.1f}" for k in TIMELINE) + " |")
+    out.append("")
     if devices > 1:
-        out.append("With several NICs: network downtime and announce are the VM's (the first source "
+        out.append("With several NICs: network downtime and announces are the VM's (the first source "
                    "device's stop to the last destination device's all_ready, and to the last NIC's "
                    "announce); device stop and start the longest device's. Each device:")
         out.append("")
@@ -215,7 +244,8 @@ def main():
             rows.append(r)
             print(f"run {run} {c['label']}: downtime {r['downtime_ms']:.0f} ms, total "
                   f"{r['total_ms']:.0f} ms, source stop {r['source_stop_ms']:.3f} ms, destination "
-                  f"start {r['destination_start_ms']:.3f} ms, announce {r['announce_ms']:.1f} ms",
+                  f"start {r['destination_start_ms']:.3f} ms, announce {r['announce_ms']:.1f} ms, "
+                  f"first RARP on the wire {r['wire_announce_ms']:.1f} ms",
                   flush=True)
     summary = summarize(rows, strategies)
     per_device = device_rows(rows, strategies, args.devices)

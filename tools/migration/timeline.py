@@ -4,7 +4,8 @@ migration, with one lane per host. Time is in ms from the start of QEMU's
 downtime (the source's completion minus its downtime figure). Ticks:
 QEMU's events and the destination ledger's moments; bars: the PMD's
 downtime ledger phases; shaded: QEMU's downtime (grey); under the lanes,
-the network downtime, source stop request to destination RDY."""
+the network downtime, source stop request to destination RDY; the
+destination device's first RARP on the wire as a tick of its own."""
 import statistics
 
 import matplotlib
@@ -22,14 +23,15 @@ START_BARS = [("start_requested", "memory_registered", "memory", "#ffbb78"),
               ("virtqs_created", "all_ready", "start batch", "#ff7f0e"),
               ("all_ready", "notifiers_set", "host notifiers", "#98df8a")]
 # Ledger moments drawn as ticks on the destination lane: dev_conf returns
-# once the start is posted; the guest's announce comes after the start.
-LEDGER_TICKS_DST = [("conf_returned", "dev_conf returned"), ("announced", "announce")]
+# once the start is posted; the device's own RARP is posted at all_ready,
+# the guest's announce comes later.
+LEDGER_TICKS_DST = [("conf_returned", "dev_conf returned"), ("announced", "guest's announce")]
 TICKS_SRC = [("source_stop", "STOP"), ("source_completed", "completed")]
 TICKS_DST = [("destination_completed", "completed"), ("destination_resume", "RESUME")]
 # Label heights (lane units from its middle), taken in turn by a lane's
 # ticks in time order: labels of nearby ticks do not overlap.
 LABEL_ROWS = (0.25, -0.35, -0.05)
-QEMU_COLOR, LEDGER_COLOR = "#d62728", "#2ca02c"
+QEMU_COLOR, LEDGER_COLOR, WIRE_COLOR = "#d62728", "#2ca02c", "#9467bd"
 LANES = {"source host": 1, "destination host": 0}  # y of each lane
 
 
@@ -68,6 +70,7 @@ def _panel(ax, r):
     src_ticks = [(ev.get(k), "QEMU " + label, QEMU_COLOR) for k, label in TICKS_SRC]
     dst_ticks = [(ev.get(k), "QEMU " + label, QEMU_COLOR) for k, label in TICKS_DST]
     dst_ticks += [(r["destination_ledger"].get(k), label, LEDGER_COLOR) for k, label in LEDGER_TICKS_DST]
+    dst_ticks.append((r.get("destination_first_rarp"), "RARP on the wire", WIRE_COLOR))
     _lane(ax, LANES["source host"], r["source_ledger"], STOP_BARS, src_ticks, t0)
     _lane(ax, LANES["destination host"], r["destination_ledger"], START_BARS, dst_ticks, t0)
     ax.set_yticks(list(LANES.values()), list(LANES))
