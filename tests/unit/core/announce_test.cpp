@@ -145,6 +145,21 @@ TEST_F(DeviceAnnounce, SendRarpAnnouncesFromTheFrontendsMac) {
     EXPECT_EQ(stats().frontend_mac, 0u);
 }
 
+// QEMU sends its first SEND_RARP before it starts the device: the frame
+// waits for the start, whose first round is from the frontend's MAC.
+TEST_F(DeviceAnnounce, SendRarpBeforeAStartWaitsForIt) {
+    announce.rounds = 1;
+    open_with_mac(kVportMac);
+    dev->frontend_rarp(kFrontendMac);
+    EXPECT_EQ(stats().requests, 1u);
+    EXPECT_EQ(stats().sq.posted, 0u);  // synchronous: nothing was posted
+    enable_all(2);
+    ASSERT_TRUE(dev->configure(guest(2)));
+    ASSERT_TRUE(eventually([&] { return wire().rarp == 1; }));
+    EXPECT_EQ(stats().sq.posted, 1u);
+    expect_rarps_from(kFrontendMac);
+}
+
 // A start with a ring the device could not start is not announced: the VM
 // is not running here yet.
 TEST_F(DeviceAnnounce, AStartWithARingRefusedIsNotAnnounced) {

@@ -90,6 +90,7 @@ void Announcer::begin(uint64_t seq) {
     const MacAddr mac = stats_.frontend_mac ? stats_.frontend_mac : vport_mac_;
     ++generation_;
     seq_ = seq;
+    running_ = true;
     stats_.rounds_left = 0;
     if (!mac) {
         logf(LogLevel::Info, "%s: no MAC (the vport has none, the frontend sent none): the device does not "
@@ -109,7 +110,7 @@ void Announcer::frontend_rarp(MacAddr mac) {
     std::lock_guard lk(mu_);
     ++stats_.requests;
     stats_.frontend_mac = mac;
-    if (send_locked(mac) && seq_) ledger_.device_announced(seq_);
+    if (running_ && send_locked(mac) && seq_) ledger_.device_announced(seq_);
 }
 
 void Announcer::guest_announced() noexcept { guest_seen_.store(true, std::memory_order_release); }
@@ -117,12 +118,14 @@ void Announcer::guest_announced() noexcept { guest_seen_.store(true, std::memory
 void Announcer::stop() {
     std::lock_guard lk(mu_);
     ++generation_;
+    running_ = false;
     stats_.rounds_left = 0;
 }
 
 void Announcer::frontend_left() {
     std::lock_guard lk(mu_);
     ++generation_;
+    running_ = false;
     stats_.rounds_left = 0;
     stats_.frontend_mac = 0;
 }

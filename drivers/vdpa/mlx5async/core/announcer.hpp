@@ -4,8 +4,11 @@
 // announce timer spaces them (devargs announce_*, AnnounceConfig), so the
 // network learns where the VM is when its NICs run, not when its guest gets
 // round to a gratuitous ARP. The rounds stop once the guest announces
-// itself; the frontend's VHOST_USER_SEND_RARP sends one frame at once with
-// the MAC it names (a guest without GUEST_ANNOUNCE is announced that way).
+// itself; the frontend's VHOST_USER_SEND_RARP sends one frame with the MAC
+// it names (a guest without GUEST_ANNOUNCE is announced that way): at
+// once while the device runs, else from the next start's first round (QEMU
+// sends its first before it starts the device: no frame leaves for a VM
+// whose rings do not run).
 //
 // The MAC: the frontend's, once it sent SEND_RARP on this connection, else
 // the function's NIC vport permanent address; none (0): no own rounds.
@@ -75,12 +78,12 @@ public:
     // ledger's device_announced once its doorbell rang), the rest on the
     // thread. A start before the last's rounds ended starts them over.
     void begin(uint64_t seq);
-    // vhost: VHOST_USER_SEND_RARP: one frame from `mac` now, and `mac` for
-    // the rounds of this connection's later starts.
+    // vhost: VHOST_USER_SEND_RARP: one frame from `mac` now while a start
+    // runs, and `mac` for the rounds of this connection's starts.
     void frontend_rarp(MacAddr mac);
     // The guest announced itself: no more rounds for this start.
     void guest_announced() noexcept;
-    // dev_close: the rounds left are dropped.
+    // dev_close: the rounds left are dropped; SEND_RARP waits for a start.
     void stop();
     // The frontend left: stop(), and its MAC is forgotten.
     void frontend_left();
@@ -106,6 +109,7 @@ private:
     uint64_t seq_ = 0;         // the ledger's start the rounds are for
     uint64_t generation_ = 0;  // begin() and stop() calls: a wait for a round of an older one ends
     uint32_t round_ = 0;       // rounds sent for the start
+    bool running_ = false;     // a start began and no stop since
     std::chrono::steady_clock::time_point next_;
     std::jthread thread_;  // last: joined before the members go
 };
