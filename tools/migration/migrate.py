@@ -186,7 +186,7 @@ def table(summary, queue_pairs, devices=1, per_device=()):
     out.append("QEMU downtime: query-migrate's figure (the source VM stopped until the source "
                "completed). Network downtime: the source device's stop request (first "
                "GET_VRING_BASE) to every destination virtq RDY: the destination's device start "
-               "comes after QEMU's figure ends. Source stop to announce: the same start to the "
+               "comes after QEMU's figure ends. Source stop to the guest's announce: the same start to the "
                "guest's first gratuitous ARP through the destination device (QEMU asks the guest "
                "at its RESUME, then again after announce-initial and its steps). Source stop to "
                "first announce on the wire: the same start to the destination device's own first "
