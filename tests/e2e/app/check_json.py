@@ -28,7 +28,7 @@ def validate(inst, schema):
 # span per phase reached (app/vdpa-testpmd/trace.cpp, add_ledger).
 LEDGER_SPANS = {"device stop", "device start", "suspend_issued", "suspend_done", "bases_handed_back",
                 "used_rings_logged", "memory_registered", "virtqs_created", "all_ready", "conf_returned",
-                "notifiers_set", "announced"}
+                "notifiers_set", "announced", "device_announced"}
 
 
 def check_trace(path):
