@@ -276,9 +276,12 @@ class Testbed:
         m.dst_vm.qmp.wait_event(lambda e: e["event"] == "RESUME", max(1, end - time.monotonic()))
         phase = "announced_ns" if self.guest_announce else "device_announced_ns"
         try:
+            # A guest whose kernel panicked (or whose QEMU quit) announces
+            # nothing: no use waiting.
+            alive = lambda: m.dst_host.alive() and m.dst_vm.alive() and not m.dst_vm.kernel_panicked()
             for k in range(self.nics):
                 wait_ledger(m.dst_host, "start_seq", dst_before[k], "all_ready_ns", end, k)
-            m.dst_ledgers = [wait_ledger(m.dst_host, "start_seq", dst_before[k], phase, end, k)
+            m.dst_ledgers = [wait_ledger(m.dst_host, "start_seq", dst_before[k], phase, end, k, alive)
                              for k in range(self.nics)]
         except AssertionError as e:
             # A guest that never announces may have died or stopped on the
@@ -298,9 +301,10 @@ class Testbed:
                 pages.close()
 
 
-def wait_ledger(host, seq_key, before, phase_key, end, device=0):
+def wait_ledger(host, seq_key, before, phase_key, end, device=0, alive=None):
     """The host device's ledger once it recorded one more stop or start than
-    `before` and reached `phase_key`, by the monotonic time `end`."""
+    `before` and reached `phase_key`, by the monotonic time `end`; `alive`
+    (the host's by default) ends the wait early when it turns false."""
     return until(lambda: host.ledger(device), lambda l: l[seq_key] > before[seq_key] and l[phase_key],
                  max(1, end - time.monotonic()),
-                 f"{host.name}: a new {seq_key} with {phase_key} in the ledger", alive=host.alive)
+                 f"{host.name}: a new {seq_key} with {phase_key} in the ledger", alive=alive or host.alive)

@@ -37,6 +37,11 @@ def fd_targets(pid):
     return out
 
 
+# The first line of a Linux kernel's report of its own fault.
+_KERNEL_OOPS = re.compile(r"\] (BUG: |Oops|general protection fault|WARNING: CPU|Kernel panic|"
+                          r"kernel BUG at|watchdog: BUG)")
+
+
 class Workdir:
     """A private folder (0700) for sockets and logs. close() removes it; as a
     context manager it is removed when the block succeeded and kept, with
@@ -57,7 +62,13 @@ class Workdir:
         for name in sorted(os.listdir(self.path)):
             if name.endswith(".log"):
                 with open(self.file(name), errors="replace") as f:
-                    tail = f.read().splitlines()[-lines:]
+                    text = f.read().splitlines()
+                oops = next((i for i, l in enumerate(text) if _KERNEL_OOPS.search(l)), None)
+                if oops is not None and oops < len(text) - lines:
+                    # A guest kernel's first oops: its trace scrolls out of the tail.
+                    block = text[oops:oops + 60]
+                    print(f"--- {name} (the guest kernel's first oops, {len(block)} lines)\n" + "\n".join(block))
+                tail = text[-lines:]
                 print(f"--- {name} (last {len(tail)} lines)\n" + "\n".join(tail))
 
     def __enter__(self):

@@ -172,6 +172,10 @@ class Vm(Proc):
         is left for the next read)."""
         return self._console.lines()
 
+    def kernel_panicked(self):
+        """Whether the guest kernel said it panics (panic=-1 reboots it)."""
+        return any("Kernel panic" in l for l in self.console())
+
     def qemu_messages(self):
         return self.output()
 
