@@ -488,6 +488,7 @@ const EngineOptions& Engine::options() const noexcept { return impl_->opt; }
 const Throttle& Engine::throttle() const noexcept { return impl_->throttle; }
 const Throttle& Engine::slots() const noexcept { return impl_->slots; }
 unsigned Engine::worker_count() const noexcept { return impl_->pool ? impl_->pool->size() : 0; }
+unsigned Engine::workers_asleep() const noexcept { return impl_->pool ? impl_->pool->asleep() : 0; }
 
 EngineStats Engine::stats() const noexcept {
     std::lock_guard lk(impl_->stats_mu);

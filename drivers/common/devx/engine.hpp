@@ -182,6 +182,10 @@ public:
     const Throttle& slots() const noexcept;     // every command
     EngineStats stats() const noexcept;
     unsigned worker_count() const noexcept;
+    // Workers asleep, none woken for them: all of them once a batch's
+    // workers went back to wait (how many the next batch wakes is then the
+    // engine's choice alone).
+    unsigned workers_asleep() const noexcept;
 
     struct Impl;
 

@@ -32,6 +32,11 @@ void WorkerPool::notify(unsigned wakes) {
     if (wakes > 0) futex_wake(wake_seq_, wakes);
 }
 
+unsigned WorkerPool::asleep() const noexcept {
+    std::lock_guard lk(mu_);
+    return idle_ - woken_;
+}
+
 void WorkerPool::post(std::unique_ptr<Job> job) {
     unsigned w = 0;
     {

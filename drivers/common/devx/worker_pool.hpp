@@ -54,6 +54,8 @@ public:
     // Lets running jobs finish, joins every thread, returns the jobs never started.
     std::vector<std::unique_ptr<Job>> stop() noexcept;
     unsigned size() const noexcept { return static_cast<unsigned>(threads_.size()); }
+    // Workers asleep with no wake-up on its way to them.
+    unsigned asleep() const noexcept;
 
 private:
     void loop(size_t self);
@@ -63,7 +65,7 @@ private:
     void notify(unsigned wakes);
 
     RunFn run_;
-    std::mutex mu_;  // protects queue_, stopping_, idle_, woken_, busy_since_
+    mutable std::mutex mu_;  // protects queue_, stopping_, idle_, woken_, busy_since_
     // Written under mu_ (a wake-up or the stop), read by a worker under mu_
     // before it sleeps on it: a change after that read fails its wait.
     std::atomic<uint32_t> wake_seq_{0};
