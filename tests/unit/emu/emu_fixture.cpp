@@ -24,6 +24,14 @@ void EmuTest::open_device(const std::string& spec) {
     pdn_ = dvpd.pdn;
 }
 
+Result<prm::NicVportContext> EmuTest::query_own_vport() {
+    std::vector<std::byte> in(prm::kQueryNicVportContextInBytes), out(prm::kQueryNicVportContextOutBytes);
+    prm::encode_query_nic_vport_context(in);
+    if (int rc = A.general_cmd(ctx_, in.data(), in.size(), out.data(), out.size()); rc != 0)
+        return fail(Errc::Firmware, "QUERY_NIC_VPORT_CONTEXT: rc " + std::to_string(rc));
+    return prm::decode_query_nic_vport_context_out(out);
+}
+
 void EmuTest::close_all() {
     // A handle whose destroy failed (its object still pinned by another a
     // test left) is destroyed again after the context closed: that frees it.

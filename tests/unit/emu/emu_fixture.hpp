@@ -19,6 +19,7 @@
 #include "common/prm/opcodes.hpp"
 #include "common/prm/status.hpp"
 #include "common/prm/virtq.hpp"
+#include "common/prm/vport.hpp"
 #include "emu/emu.hpp"
 #include "emu/syndrome.hpp"
 
@@ -63,6 +64,8 @@ protected:
     // A virtq moved to the given state through legal MODIFYs (ERR: forced).
     Vq virtq_in_state(prm::VirtqState s, uint16_t queue_index = 0);
     uint32_t register_umem(size_t bytes);
+    // QUERY_NIC_VPORT_CONTEXT of the function's own vport, decoded.
+    Result<prm::NicVportContext> query_own_vport();
     prm::VirtqState state_of(const Vq& vq);
     // obj_destroy of a tracked object; it is forgotten when that succeeds.
     int destroy_obj(mlx5dv_devx_obj* o);

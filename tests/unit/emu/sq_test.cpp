@@ -12,7 +12,6 @@
 
 #include "common/prm/sq.hpp"
 #include "common/prm/transport.hpp"
-#include "common/prm/vport.hpp"
 #include "event_qp_fixture.hpp"
 #include "tests/support/eventually.hpp"
 
@@ -370,11 +369,8 @@ protected:
 };
 
 TEST_F(SqPcap, ThePcapFileHoldsWhatLeftAndTheVportItsMac) {
-    std::vector<std::byte> in(prm::kQueryNicVportContextInBytes), out(prm::kQueryNicVportContextOutBytes);
-    prm::encode_query_nic_vport_context(in);
-    ASSERT_EQ(A.general_cmd(ctx_, in.data(), in.size(), out.data(), out.size()), 0);
-    auto vport = prm::decode_query_nic_vport_context_out(out);
-    ASSERT_TRUE(vport);
+    auto vport = query_own_vport();
+    ASSERT_TRUE(vport) << to_string(vport.error());
     EXPECT_EQ(vport->permanent_mac, 0x525400123456u);
 
     Made sq = ready_sq();
