@@ -17,11 +17,19 @@ uint16_t opcode_of(const std::vector<std::byte>& in) {
     return r ? *r : 0;
 }
 
+// A general object's obj_type from its command's header (0 for other commands).
+uint16_t obj_type_of(uint16_t opcode, const std::vector<std::byte>& in) {
+    if (!prm::is_throttled_opcode(opcode)) return 0;
+    auto h = prm::read_general_obj_in(in);
+    return h ? h->obj_type : 0;
+}
+
 Command on_obj(CmdKind kind, const DevxObj& obj, std::vector<std::byte> in, size_t outlen,
                int queue) {
     Command c;
     c.kind = kind;
     c.opcode = opcode_of(in);
+    c.type = classify_command(kind, c.opcode, obj_type_of(c.opcode, in));
     c.obj_id = obj.obj_id();
     c.queue = queue;
     c.obj = obj.get();
@@ -36,6 +44,7 @@ Command on_ctx(CmdKind kind, const Context& ctx, std::vector<std::byte> in, size
     Command c;
     c.kind = kind;
     c.opcode = opcode_of(in);
+    c.type = classify_command(kind, c.opcode, obj_type_of(c.opcode, in));
     c.queue = queue;
     c.ctx = ctx.get();
     c.api = ctx.api();
@@ -96,6 +105,7 @@ Command Command::destroy(DevxObj&& obj, int queue) {
     Command c;
     c.kind = CmdKind::Destroy;
     c.opcode = op(prm::Opcode::DESTROY_GENERAL_OBJECT);
+    c.type = classify_command(CmdKind::Destroy, c.opcode, obj.obj_type());
     c.obj_id = obj.obj_id();
     c.queue = queue;
     c.obj = obj.get();
@@ -112,6 +122,7 @@ Command Command::general(const Context& ctx, std::vector<std::byte> in, size_t o
 Command Command::reg_umem(const Context& ctx, void* addr, size_t size, uint32_t access, int queue) {
     Command c = on_ctx(CmdKind::RegUmem, ctx, {}, 0, queue);
     c.opcode = op(prm::Opcode::CREATE_UMEM);
+    c.type = classify_command(CmdKind::RegUmem, c.opcode, 0);
     c.umem_addr = addr;
     c.umem_size = size;
     c.umem_access = access;

@@ -12,6 +12,7 @@
 #include <span>
 #include <vector>
 
+#include "command_stats.hpp"
 #include "common/base/result.hpp"
 #include "common/prm/field.hpp"
 #include "common/prm/opcodes.hpp"
@@ -43,6 +44,7 @@ struct Made {
 struct Command {
     CmdKind kind = CmdKind::General;
     uint16_t opcode = 0;             // PRM opcode, for results and logs
+    CmdType type;                    // what it does to which object (CommandStats)
     uint32_t obj_id = 0;             // object addressed (0 for create/general)
     int queue = -1;                  // virtq index when known
     Decode decode = Decode::Raw;
@@ -155,9 +157,14 @@ public:
     bool empty() const noexcept { return entries_.empty(); }
     std::vector<Entry>& entries() noexcept { return entries_; }
     const std::vector<Entry>& entries() const noexcept { return entries_; }
+    // What the caller runs it for (its own numbering), for tracers
+    // (CommandObserver); the engine does nothing else with it.
+    void set_label(uint8_t l) noexcept { label_ = l; }
+    uint8_t label() const noexcept { return label_; }
 
 private:
     std::vector<Entry> entries_;
+    uint8_t label_ = 0;
 };
 
 // Queued -> Issued -> {Done, Failed, TimedOut}; Cancelled when the step never
@@ -168,6 +175,7 @@ struct StepResult {
     StepState state = StepState::Queued;
     CmdKind kind = CmdKind::General;
     uint16_t opcode = 0;
+    CmdType type;
     uint32_t obj_id = 0;
     int queue = -1;
     uint8_t status = 0;               // PRM status byte of the output

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "common/base/log_sink.hpp"
+#include "common/prm/general_obj.hpp"
 #include "engine_impl.hpp"
 #include "error_log.hpp"
 
@@ -40,6 +41,7 @@ StepResult step_identity(const Command& c) {
     StepResult r;
     r.kind = c.kind;
     r.opcode = c.opcode;
+    r.type = c.type;
     r.obj_id = c.obj_id;
     r.queue = c.queue;
     return r;
@@ -251,7 +253,9 @@ void Engine::Impl::run_steps(Job& job) noexcept {
         if (job.steps[i].binds()) bind_step(job, i);
         job.outcomes.emplace_back();
         Outcome& o = job.outcomes.back();
+        observe_issue(job.steps[i]);
         execute_blocking(job.steps[i], o);
+        observe_completion(job.steps[i], o);
         int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(o.completed - o.issued).count();
         ewma(blocking_ns, ns, 3);
     }
@@ -269,6 +273,7 @@ void Engine::Impl::issue_continuation_query(Job& job, size_t i, bool held_thrott
         leave(false);
         admit(true);
     }
+    observe_issue(c);
     job.query_issued = Clock::now();
     int ret = api.obj_query_async(c.obj, c.in.data(), c.in.size(), c.outlen,
                                   make_wr_id(job.gen, job.entry), comp.get());
@@ -354,6 +359,14 @@ void Engine::Impl::discard_stale(Job& job) noexcept {
     add_stats(d);
 }
 
+void Engine::Impl::observe_completion_slow(const Command& c, const Outcome& o) const noexcept {
+    uint8_t status = outcome_status(c, o);
+    uint32_t syndrome = 0;
+    if (status)
+        if (auto h = prm::read_general_obj_out(o.out)) syndrome = h->syndrome;
+    opt.observer->command_completed(c, status, syndrome, o.ret, o.completed - o.issued);
+}
+
 void Engine::Impl::add_stats(const EngineStats& d) noexcept {
     std::lock_guard lk(stats_mu);
     stats.batches += d.batches;
@@ -428,6 +441,12 @@ BatchResult Engine::run(Batch&& batch, Clock::time_point deadline) {
         return r;
     }
     if (m.pool && m.opt.workers_follow_caller) m.follow_caller_cpus();
+    const uint8_t label = batch.label();
+    if (m.opt.observer) {
+        size_t steps = 0;
+        for (const Entry& e : batch.entries()) steps += e.steps.size();
+        m.opt.observer->batch_submitted(label, batch.size(), steps);
+    }
     switch (m.opt.strategy) {
     case Strategy::Async: r = m.run_async(std::move(batch), deadline); break;
     case Strategy::Sequential: r = m.run_sequential(std::move(batch), deadline); break;
@@ -440,6 +459,12 @@ BatchResult Engine::run(Batch&& batch, Clock::time_point deadline) {
     d.timed_out = r.timed_out;
     d.failed = r.failed;
     m.add_stats(d);
+    if (m.opt.command_stats) {
+        std::lock_guard slk(m.stats_mu);
+        for (const EntryResult& e : r.entries)
+            for (const StepResult& s : e.steps) m.cmd_stats.record(s);
+    }
+    if (m.opt.observer) m.opt.observer->batch_returned(label, r);
     return r;
 }
 
@@ -493,6 +518,11 @@ unsigned Engine::workers_asleep() const noexcept { return impl_->pool ? impl_->p
 EngineStats Engine::stats() const noexcept {
     std::lock_guard lk(impl_->stats_mu);
     return impl_->stats;
+}
+
+CommandStats Engine::command_stats() const {
+    std::lock_guard lk(impl_->stats_mu);
+    return impl_->cmd_stats;
 }
 
 }  // namespace mlx5async::devx

@@ -80,6 +80,21 @@ constexpr bool is_strategy_choices(std::string_view s) {
 static_assert(is_strategy_choices(MLX5A_STRATEGY_CHOICES), "MLX5A_STRATEGY_CHOICES drifted from kStrategyNames");
 }  // namespace detail
 
+// What a tracer sees of the engine, as it happens: called on the thread
+// where it happens (the caller's, a worker's), so it must be thread-safe and
+// must not block.
+struct CommandObserver {
+    virtual ~CommandObserver() = default;
+    virtual void batch_submitted(uint8_t label, size_t entries, size_t steps) noexcept = 0;
+    virtual void batch_returned(uint8_t label, const BatchResult& r) noexcept = 0;
+    // Just before the command reaches the device.
+    virtual void command_issued(const Command& c) noexcept = 0;
+    // Its answer: PRM status and syndrome (0 for commands whose output has
+    // none), the call's errno, the time since it was issued.
+    virtual void command_completed(const Command& c, uint8_t status, uint32_t syndrome, int err,
+                                   std::chrono::nanoseconds latency) noexcept = 0;
+};
+
 struct EngineOptions {
     Strategy strategy = Strategy::Async;
     unsigned max_inflight = 16;  // mlx5_core: ceil(max_reg_cmds / 2) general-object commands
@@ -117,7 +132,13 @@ struct EngineOptions {
     // of holding its worker until a token frees; false: it waits on its
     // worker.
     bool hand_back_token_waits = true;
+    // Per command type latency histograms and firmware error counts
+    // (command_stats()), recorded once per batch on the caller's thread;
+    // false: none (./run bench measures the difference).
+    bool command_stats = true;
     std::string thread_prefix = "mlx5a-wk";
+    // Told of every batch and command (tracing); none: nothing is told.
+    std::shared_ptr<CommandObserver> observer;
     // Called on a worker once it has an answer to a blocking command of a
     // batch that already returned (late): for a caller that keeps what such
     // a command may name (a direct mkey its umem) until then. What the late
@@ -181,6 +202,9 @@ public:
     const Throttle& throttle() const noexcept;  // general-object commands
     const Throttle& slots() const noexcept;     // every command
     EngineStats stats() const noexcept;
+    // Every step of the batches that returned, by command type (empty when
+    // EngineOptions::command_stats is off). Late answers are not in it.
+    CommandStats command_stats() const;
     unsigned worker_count() const noexcept;
     // Workers asleep, none woken for them: all of them once a batch's
     // workers went back to wait (how many the next batch wakes is then the

@@ -242,6 +242,7 @@ void AsyncRun::issue(uint32_t e, bool slot_held) {
     if (c.kind != CmdKind::Query) return post_blocking(e, slot_held);  // its worker binds it
     if (c.binds()) c.bind([&](size_t step) { return res_.entries[e].steps.at(step).made(); });
 
+    m_.observe_issue(c);
     int ret = m_.api.obj_query_async(c.obj, c.in.data(), c.in.size(), c.outlen,
                                      make_wr_id(gen_, e), m_.comp.get());
     if (ret < 0) ret = -ret;
@@ -260,6 +261,7 @@ void AsyncRun::issue(uint32_t e, bool slot_held) {
     o.ran = true;
     o.ret = ret;
     o.issued = o.completed = issued_at_[e];
+    m_.observe_completion(c, o);
     complete(e, finish_step(std::move(c), std::move(o)));
 }
 
@@ -358,6 +360,7 @@ void AsyncRun::complete_query(uint32_t e, Outcome o) {
     Command& c = entries_[e].steps[next_[e]];
     o.out.resize(c.outlen);
     o.issued = issued_at_[e];  // set from the job when a worker issued it
+    m_.observe_completion(c, o);
     complete(e, finish_step(std::move(c), std::move(o)));
 }
 
@@ -439,6 +442,7 @@ void AsyncRun::on_job(std::unique_ptr<Job> job) {
     o.ran = true;
     o.ret = job->query_errno;
     o.issued = o.completed = job->query_issued;
+    m_.observe_completion(steps[next_[e]], o);
     complete(e, finish_step(std::move(steps[next_[e]]), std::move(o)));
 }
 

@@ -41,7 +41,9 @@ BatchResult Engine::Impl::run_sequential(Batch&& b, Clock::time_point deadline) 
             const bool throttled = steps[k].throttled();
             admit(throttled);
             ++d.steps_issued;
+            observe_issue(steps[k]);
             execute_blocking(steps[k], o);
+            observe_completion(steps[k], o);
             leave(throttled);
             results[k] = finish_step(std::move(steps[k]), std::move(o));
             if (!results[k].ok()) {

@@ -137,8 +137,18 @@ struct Engine::Impl {
                                         // a job of no live batch is late; written under done_mu
     std::vector<std::byte> comp_buf;  // under run_mu: mlx5dv_devx_async_cmd_hdr + out
 
-    mutable std::mutex stats_mu;  // protects stats
+    mutable std::mutex stats_mu;  // protects stats, cmd_stats
     EngineStats stats;
+    CommandStats cmd_stats;
+
+    // The observer (EngineOptions::observer), when there is one.
+    void observe_issue(const Command& c) const noexcept {
+        if (opt.observer) opt.observer->command_issued(c);
+    }
+    void observe_completion(const Command& c, const Outcome& o) const noexcept {
+        if (opt.observer) observe_completion_slow(c, o);
+    }
+    void observe_completion_slow(const Command& c, const Outcome& o) const noexcept;
 
     Result<void> setup();
     void release_all() noexcept;

@@ -76,6 +76,7 @@ StepResult unfinished_step(Command&& c, StepState state) {
     r.state = state;
     r.kind = c.kind;
     r.opcode = c.opcode;
+    r.type = c.type;
     r.obj_id = c.obj_id;
     r.queue = c.queue;
     if (c.kind == CmdKind::Destroy) r.obj = std::move(c.owned);

@@ -58,6 +58,33 @@ TEST(Ledger, NotifiersOfAnEarlierStartAreNotRecordedInALaterOne) {
     EXPECT_NE(at(s, P::NotifiersSet), 0u);
 }
 
+// The observer (the PMD's trace points) hears each stamp once, with its
+// record's seq and the stamp itself; not the ones the ledger refuses.
+TEST(Ledger, TheObserverHearsEveryStampAndNoRefusedOne) {
+    Ledger l;
+    std::vector<std::pair<P, uint64_t>> heard;
+    std::vector<uint64_t> stamps;
+    l.set_observer([&](P p, uint64_t seq, const LedgerStamp& at) {
+        heard.emplace_back(p, seq);
+        stamps.push_back(at.mono_ns);
+    });
+    l.mark(P::StartRequested);
+    l.mark_start(P::AllReady, 1);
+    l.mark_start(P::AllReady, 7);  // no such start: refused
+    l.device_announced(1);
+    l.device_announced(1);  // once per start
+    l.announced();
+    l.notifiers_done(1, 0);
+    l.mark(P::StopRequested);
+    const std::vector<std::pair<P, uint64_t>> want = {
+        {P::StartRequested, 1}, {P::AllReady, 1},     {P::DeviceAnnounced, 1},
+        {P::Announced, 1},      {P::NotifiersSet, 1}, {P::StopRequested, 1}};
+    EXPECT_EQ(heard, want);
+    const auto s = l.snapshot();
+    EXPECT_EQ(stamps[1], at(s, P::AllReady));
+    EXPECT_EQ(stamps[2], at(s, P::DeviceAnnounced));
+}
+
 TEST(Ledger, PhaseNamesAreDistinct) {
     std::set<std::string> names;
     for (size_t i = 0; i < kLedgerPhases; i++) names.insert(ledger_phase_name(P(i)));

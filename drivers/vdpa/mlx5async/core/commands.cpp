@@ -44,11 +44,19 @@ Result<void> Commands::make_engine(Strategy s, uint32_t max_inflight, uint32_t t
     {
         std::lock_guard lk(engine_mu_);
         old = std::exchange(engine_, std::move(*e));
+        if (old) retired_stats_.merge(old->command_stats());
     }
     if (old) old->shutdown();
     strategy_ = s;
     max_inflight_ = max_inflight;
     return {};
+}
+
+devx::CommandStats Commands::command_stats() const {
+    std::lock_guard lk(engine_mu_);
+    devx::CommandStats s = retired_stats_;
+    if (engine_) s.merge(engine_->command_stats());
+    return s;
 }
 
 uint64_t Commands::memory_waves(const devx::Batch& b, uint32_t width) {
@@ -65,6 +73,7 @@ devx::BatchResult Commands::run(devx::Batch&& b, BatchKind kind, OpTiming* t) {
     uint64_t waves = 1;
     if (kind == BatchKind::Memory)
         waves = memory_waves(b, strategy_ == Strategy::Sequential ? 1 : max_inflight_);
+    b.set_label(uint8_t(kind));
     const int64_t t0 = steady_now_ns();
     devx::BatchResult r = engine_->run(std::move(b), std::chrono::milliseconds(timeout_ms_ * waves));
     const int64_t t1 = steady_now_ns();

@@ -79,6 +79,9 @@ public:
     // chunks); at least 1.
     static uint64_t memory_waves(const devx::Batch& b, uint32_t width);
     devx::Engine& engine() { return *engine_; }
+    // Command latencies and firmware errors of every engine this made
+    // (devx::Engine::command_stats); any thread.
+    devx::CommandStats command_stats() const;
     Strategy strategy() const { return strategy_; }
     uint32_t max_inflight() const { return max_inflight_; }
     void set_timeout_ms(uint32_t ms) { timeout_ms_ = ms; }
@@ -111,8 +114,11 @@ private:
     const devx::Context& ctx_;
     std::string name_;
     const devx::EngineOptions switches_;
-    mutable std::mutex engine_mu_;  // protects engine_ against a reader off the strand while it is replaced
+    // Protects engine_ against a reader off the strand while it is
+    // replaced, and retired_stats_.
+    mutable std::mutex engine_mu_;
     std::unique_ptr<devx::Engine> engine_;
+    devx::CommandStats retired_stats_;  // of the engines replaced
     Strategy strategy_ = Strategy::Async;
     uint32_t max_inflight_ = 16;
     uint32_t timeout_ms_ = 2000;

@@ -313,6 +313,8 @@ Device::CommandHealth Device::command_health() const {
     return {late, impl_->pub.max_inflight, impl_->pub.unsure};
 }
 
+devx::CommandStats Device::command_stats() const { return impl_->cmds->command_stats(); }
+
 std::vector<VqInfo> Device::query_vq_info(std::chrono::milliseconds wait) {
     Impl& d = *impl_;
     auto live = d.strand->post([&d] { return Result<std::vector<VqInfo>>(d.query_live()); }).wait_for(wait);

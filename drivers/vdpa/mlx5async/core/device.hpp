@@ -175,6 +175,9 @@ public:
         uint32_t unsure_virtqs = 0;
     };
     CommandHealth command_health() const;  // snapshot
+    // Latency histograms and firmware errors per command type, of every
+    // batch the device ran since probe (Commands::command_stats).
+    devx::CommandStats command_stats() const;
     // Tests: waits until `n` device error events have been handled in total.
     bool wait_events_handled(uint64_t n, std::chrono::milliseconds timeout);
     // Jobs queued or running on the strand (tests: a start behind another).

@@ -35,12 +35,18 @@ const char* ledger_phase_name(LedgerPhase p) noexcept {
 
 bool is_stop_phase(LedgerPhase p) noexcept { return p < kFirstStartPhase; }
 
+void Ledger::set_observer(PhaseObserver o) { observer_ = std::move(o); }
+
+void Ledger::notify(LedgerPhase p, uint64_t seq, const LedgerStamp& at) const {
+    if (observer_) observer_(p, seq, at);
+}
+
 void Ledger::mark(LedgerPhase p) {
     if (p >= LedgerPhase::Count) return;
     // Both clocks read together: durations from the steady clock, the wall
     // clock to line the phases up with other processes' events.
     LedgerStamp now{clock_ns(CLOCK_MONOTONIC), clock_ns(CLOCK_REALTIME)};
-    std::lock_guard lk(mu_);
+    std::unique_lock lk(mu_);
     if (p == kFirstStopPhase || p == kFirstStartPhase) {
         const bool stop = p == kFirstStopPhase;
         for (size_t i = 0; i < kLedgerPhases; i++)
@@ -58,13 +64,19 @@ void Ledger::mark(LedgerPhase p) {
         }
     }
     s_.at[size_t(p)] = now;
+    const uint64_t seq = is_stop_phase(p) ? s_.stop_seq : s_.start_seq;
+    lk.unlock();
+    notify(p, seq, now);
 }
 
 void Ledger::mark_start(LedgerPhase p, uint64_t seq) {
     LedgerStamp now{clock_ns(CLOCK_MONOTONIC), clock_ns(CLOCK_REALTIME)};
-    std::lock_guard lk(mu_);
-    if (seq != s_.start_seq || is_stop_phase(p) || p >= LedgerPhase::Count) return;
-    s_.at[size_t(p)] = now;
+    {
+        std::lock_guard lk(mu_);
+        if (seq != s_.start_seq || is_stop_phase(p) || p >= LedgerPhase::Count) return;
+        s_.at[size_t(p)] = now;
+    }
+    notify(p, seq, now);
 }
 
 void Ledger::start_failed(uint64_t seq, int rc, std::string why) {
@@ -89,25 +101,38 @@ void Ledger::set_start(uint64_t seq, uint32_t rings, uint32_t regions) {
 
 void Ledger::notifiers_done(uint64_t start_seq, int rc) {
     LedgerStamp now{clock_ns(CLOCK_MONOTONIC), clock_ns(CLOCK_REALTIME)};
-    std::lock_guard lk(mu_);
-    if (start_seq != s_.start_seq) return;
-    s_.at[size_t(LedgerPhase::NotifiersSet)] = now;
-    s_.notifiers_rc = rc;
-    s_.notifiers_tried = true;
+    {
+        std::lock_guard lk(mu_);
+        if (start_seq != s_.start_seq) return;
+        s_.at[size_t(LedgerPhase::NotifiersSet)] = now;
+        s_.notifiers_rc = rc;
+        s_.notifiers_tried = true;
+    }
+    notify(LedgerPhase::NotifiersSet, start_seq, now);
 }
 
 void Ledger::announced() {
     LedgerStamp now{clock_ns(CLOCK_MONOTONIC), clock_ns(CLOCK_REALTIME)};
-    std::lock_guard lk(mu_);
-    auto& at = s_.at[size_t(LedgerPhase::Announced)];
-    if (s_.start_seq && !at.mono_ns) at = now;
+    uint64_t seq = 0;
+    {
+        std::lock_guard lk(mu_);
+        auto& at = s_.at[size_t(LedgerPhase::Announced)];
+        if (!s_.start_seq || at.mono_ns) return;
+        at = now;
+        seq = s_.start_seq;
+    }
+    notify(LedgerPhase::Announced, seq, now);
 }
 
 void Ledger::device_announced(uint64_t seq) {
     LedgerStamp now{clock_ns(CLOCK_MONOTONIC), clock_ns(CLOCK_REALTIME)};
-    std::lock_guard lk(mu_);
-    auto& at = s_.at[size_t(LedgerPhase::DeviceAnnounced)];
-    if (seq == s_.start_seq && !at.mono_ns) at = now;
+    {
+        std::lock_guard lk(mu_);
+        auto& at = s_.at[size_t(LedgerPhase::DeviceAnnounced)];
+        if (seq != s_.start_seq || at.mono_ns) return;
+        at = now;
+    }
+    notify(LedgerPhase::DeviceAnnounced, seq, now);
 }
 
 LedgerSnapshot Ledger::snapshot() const {

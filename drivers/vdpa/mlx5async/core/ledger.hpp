@@ -23,6 +23,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 
@@ -94,9 +95,18 @@ public:
     void device_announced(uint64_t seq);
     LedgerSnapshot snapshot() const;
 
+    // Called with each phase as it is stamped (seq: its stop's or start's),
+    // on the thread that stamps it, outside the lock: tracers (the PMD's
+    // rte_trace points). Set once, before the device serves a frontend.
+    using PhaseObserver = std::function<void(LedgerPhase, uint64_t seq, const LedgerStamp&)>;
+    void set_observer(PhaseObserver o);
+
 private:
+    void notify(LedgerPhase p, uint64_t seq, const LedgerStamp& at) const;
+
     mutable std::mutex mu_;  // protects s_
     LedgerSnapshot s_;
+    PhaseObserver observer_;  // written before any mark
 };
 
 }  // namespace mlx5async::core
