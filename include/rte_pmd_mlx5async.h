@@ -162,6 +162,34 @@ struct rte_pmd_mlx5async_cmd_span {
 	uint32_t obj_id;
 };
 
+/* Latency of one command type (what a firmware command did to which kind
+ * of object: "create_virtq", "modify_virtq", "query_virtq",
+ * "destroy_virtq", "create_umem", "create_mkey", "create_qp" ...), over
+ * every batch the device ran since probe. Commands answered after their
+ * batch gave up on them are not in it. */
+#define RTE_PMD_MLX5ASYNC_LATENCY_BUCKETS 40
+struct rte_pmd_mlx5async_cmd_latency {
+	char type[32];
+	uint64_t count;     /* commands completed (succeeded or failed) */
+	uint64_t sum_ns;
+	uint64_t max_ns;
+	uint64_t timed_out; /* given up on at their batch's deadline (no latency) */
+	uint64_t p50_ns;    /* upper bound of the bucket holding the median */
+	uint64_t p99_ns;    /* the same for the 99th percentile */
+	/* Bucket b: latencies in [2^b, 2^(b+1)) ns (b = 0 also 0 ns); the last
+	 * bucket everything from 2^39 ns up. */
+	uint64_t buckets[RTE_PMD_MLX5ASYNC_LATENCY_BUCKETS];
+};
+
+/* Commands the firmware (or the kernel) refused, per command type, PRM
+ * status and syndrome. */
+struct rte_pmd_mlx5async_fw_error {
+	char type[32];      /* as in rte_pmd_mlx5async_cmd_latency */
+	uint8_t status;     /* PRM status; 0: the call itself failed */
+	uint32_t syndrome;  /* PRM syndrome; the call's errno when status is 0 */
+	uint64_t count;
+};
+
 /* True when dev is driven by this PMD. */
 bool rte_pmd_mlx5async_is_mine(struct rte_vdpa_device *dev);
 
@@ -213,6 +241,17 @@ int rte_pmd_mlx5async_resume(struct rte_vdpa_device *const devs[], unsigned int 
 
 int rte_pmd_mlx5async_last_timing(struct rte_vdpa_device *dev, enum rte_pmd_mlx5async_op op,
 				  struct rte_pmd_mlx5async_timing *t);
+
+/* Fills up to n entries, one per command type the device ran, and returns
+ * how many such types there are (more than n: the rest did not fit). */
+int rte_pmd_mlx5async_get_cmd_latency(struct rte_vdpa_device *dev,
+				      struct rte_pmd_mlx5async_cmd_latency *lat, unsigned int n);
+/* Fills up to n entries, one per (type, status, syndrome) seen, first seen
+ * first, and returns how many there are; at most 64 keys are kept, and
+ * *unkeyed (when not NULL) gets the count of failures beyond them. */
+int rte_pmd_mlx5async_get_fw_errors(struct rte_vdpa_device *dev,
+				    struct rte_pmd_mlx5async_fw_error *errs, unsigned int n,
+				    uint64_t *unkeyed);
 
 /* "async", "sequential", "threads" (the devarg's values); NULL for another value. */
 const char *rte_pmd_mlx5async_strategy_name(enum rte_pmd_mlx5async_strategy s);

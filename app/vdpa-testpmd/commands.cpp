@@ -17,6 +17,7 @@
 
 #include "cmd_table.hpp"
 #include "cycles.hpp"
+#include "latency_report.hpp"
 #include "ledger_report.hpp"
 #include "report.hpp"
 #include "trace.hpp"
@@ -62,6 +63,11 @@ void cmd_show_device(App& app, const Words& w) {
 void cmd_show_ledger(App& app, const Words& w) {
     for (Port* p : app.select(w.w[2]))
         print_ledger(*p);
+}
+
+void cmd_show_latency(App& app, const Words& w) {
+    for (Port* p : app.select(w.w[2]))
+        print_latency(*p);
 }
 
 void do_op(App& app, const char* word, rte_pmd_mlx5async_op op) {
@@ -236,6 +242,9 @@ const std::vector<CommandSpec>& specs() {
         {{{Tok::Keyword, "show"}, {Tok::Keyword, "ledger"}, {Tok::DevAll, nullptr}},
          "show ledger <dev|all>: when each step of the last device stop and start happened",
          cmd_show_ledger},
+        {{{Tok::Keyword, "show"}, {Tok::Keyword, "latency"}, {Tok::DevAll, nullptr}},
+         "show latency <dev|all>: firmware command latencies (p50/p99/max) and errors per type",
+         cmd_show_latency},
         {{{Tok::Keyword, "suspend"}, {Tok::DevAll, nullptr}},
          "suspend <dev|all>: suspend every RDY virtq (one batch)", cmd_suspend},
         {{{Tok::Keyword, "resume"}, {Tok::DevAll, nullptr}},

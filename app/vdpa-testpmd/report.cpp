@@ -12,6 +12,7 @@
 #include <rte_vhost.h>
 
 #include "json.hpp"
+#include "latency_report.hpp"
 #include "ledger_report.hpp"
 
 namespace vdpa_testpmd {
@@ -207,6 +208,8 @@ void print_cycle_summary(const std::vector<Port*>& ps, const CycleRun& run) {
                st.samples, st.failures, st.min, st.median, st.p99, st.max, ideal,
                ratio(st.median, st.ideal).c_str());
     }
+    for (Port* p : ps)
+        print_latency(*p);
 }
 
 void print_strategy_table(const std::vector<StrategyColumn>& cols) {
@@ -262,7 +265,7 @@ int write_json(App& app, const std::string& file) {
     if (app.run_info)
         ri = *app.run_info;
     Json doc = {{"tool", "vdpa-testpmd"},
-                {"schema_version", 2},
+                {"schema_version", 3},
                 {"profile", ri.profile},
                 {"devices", uint64_t(app.ports.size())},
                 {"queues", ri.queues},
@@ -289,6 +292,7 @@ int write_json(App& app, const std::string& file) {
     for (auto& p : app.ports)
         ports.push_back(p.get());
     doc["ledger"] = json_ledger(ports);
+    doc["latency"] = json_latency(ports);
     int rc = write_json_file(doc, file, "results");
     if (rc == 0)
         printf("results written to %s\n", file.c_str());

@@ -178,8 +178,9 @@ def case_rdma_core_backend(args):
 
 
 def case_telemetry(args):
-    """/vdpa_mlx5async/{list,info,vqs}: devices, backend and last timings,
-    per-virtq state and indexes, as the PMD sees them."""
+    """/vdpa_mlx5async/{list,info,vqs,latency,fw_errors}: devices, backend
+    and last timings, per-virtq state and indexes, command latencies and
+    refusals, as the PMD sees them."""
     with HostSession(args.host, f"vdpa_mlx5async0,emu=cx7,queues=4,queue_size=256,{FAST}",
                      prefix=unique("tele")) as s:
         host, telemetry = s.host, s.host.telemetry
@@ -196,6 +197,20 @@ def case_telemetry(args):
         assert vqs["index"] == list(range(8)) and vqs["state"] == [2] * 8, vqs
         bad = telemetry.query("/vdpa_mlx5async/info,nosuch")
         assert bad is None, bad  # -EINVAL: null payload
+        # Latency histograms: the start created and readied 8 virtqs, the
+        # suspend modified and queried each; every count is in its buckets.
+        lat = telemetry.query("/vdpa_mlx5async/latency,vdpa_mlx5async0")
+        types = dict(zip(lat["type"], range(len(lat["type"]))))
+        for t, at_least in [("create_virtq", 8), ("modify_virtq", 16), ("query_virtq", 8)]:
+            assert t in types, lat["type"]
+            i = types[t]
+            count = lat["count"][i]
+            assert count >= at_least and sum(lat["buckets_" + t]) == count, (t, lat)
+            assert 0 < lat["p50_ns"][i] <= lat["p99_ns"][i] <= lat["max_ns"][i], (t, lat)
+            assert lat["sum_ns"][i] <= count * lat["max_ns"][i] and lat["timed_out"][i] == 0, (t, lat)
+        errs = telemetry.query("/vdpa_mlx5async/fw_errors,vdpa_mlx5async0")
+        assert errs["type"] == [] and errs["count"] == [] and errs["unkeyed"] == 0, errs
+        assert telemetry.query("/vdpa_mlx5async/latency,nosuch") is None
 
 
 CASES = {"telemetry": case_telemetry, "rdma-core": case_rdma_core_backend,

@@ -212,6 +212,56 @@ int rte_pmd_mlx5async_get_ledger(rte_vdpa_device* dev, rte_pmd_mlx5async_ledger*
     });
 }
 
+int rte_pmd_mlx5async_get_cmd_latency(rte_vdpa_device* dev, rte_pmd_mlx5async_cmd_latency* lat,
+                                      unsigned int n) {
+    return c_boundary(__func__, [&]() -> int {
+        static_assert(RTE_PMD_MLX5ASYNC_LATENCY_BUCKETS == devx::LatencyHistogram::kBuckets);
+        PmdDevice* d = dev_of(dev);
+        if (!d) return -ENODEV;
+        if (!lat && n) return -EINVAL;
+        const devx::CommandStats s = d->core->command_stats();
+        unsigned types = 0;
+        for (size_t i = 0; i < devx::kCmdTypes; i++) {
+            const devx::LatencyHistogram& h = s.latency[i];
+            if (!h.count && !h.timed_out) continue;
+            if (types < n) {
+                rte_pmd_mlx5async_cmd_latency& o = lat[types];
+                o = {};
+                snprintf(o.type, sizeof o.type, "%s", devx::cmd_type_name(devx::CmdType::at(i)).c_str());
+                o.count = h.count;
+                o.sum_ns = h.sum_ns;
+                o.max_ns = h.max_ns;
+                o.timed_out = h.timed_out;
+                o.p50_ns = h.quantile_ns(0.50);
+                o.p99_ns = h.quantile_ns(0.99);
+                std::copy(h.buckets.begin(), h.buckets.end(), o.buckets);
+            }
+            ++types;
+        }
+        return int(types);
+    });
+}
+
+int rte_pmd_mlx5async_get_fw_errors(rte_vdpa_device* dev, rte_pmd_mlx5async_fw_error* errs,
+                                    unsigned int n, uint64_t* unkeyed) {
+    return c_boundary(__func__, [&]() -> int {
+        PmdDevice* d = dev_of(dev);
+        if (!d) return -ENODEV;
+        if (!errs && n) return -EINVAL;
+        const devx::CommandStats s = d->core->command_stats();
+        for (size_t i = 0; i < s.fw_errors.size() && i < n; i++) {
+            const devx::FwErrorCount& e = s.fw_errors[i];
+            errs[i] = {};
+            snprintf(errs[i].type, sizeof errs[i].type, "%s", devx::cmd_type_name(e.type).c_str());
+            errs[i].status = e.status;
+            errs[i].syndrome = e.syndrome;
+            errs[i].count = e.count;
+        }
+        if (unkeyed) *unkeyed = s.fw_errors_unkeyed;
+        return int(s.fw_errors.size());
+    });
+}
+
 const char* rte_pmd_mlx5async_ledger_phase_name(rte_pmd_mlx5async_ledger_phase p) {
     if (unsigned(p) >= core::kLedgerPhases) return nullptr;
     return core::ledger_phase_name(core::LedgerPhase(p));

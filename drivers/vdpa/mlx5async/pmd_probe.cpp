@@ -19,6 +19,7 @@
 #include "host_notifiers.hpp"
 #include "log.hpp"
 #include "pmd_device.hpp"
+#include "trace_observer.hpp"
 #include "vhost_socket.hpp"
 #include "vring_coalescer.hpp"
 
@@ -106,6 +107,7 @@ int probe(rte_vdev_device* vdev) noexcept {
     else
         MLX5A_LOG(WARNING, "%s: DPDK's control CPUs unknown: driver threads stay on the main lcore's",
                   name);
+    cfg->engine_switches.observer = make_trace_observer(name);
     auto core = core::Device::open(*cfg, name);
     if (!core) {
         MLX5A_LOG(ERR, "%s: cannot open %s: %s", name,
@@ -116,6 +118,7 @@ int probe(rte_vdev_device* vdev) noexcept {
     auto dev = std::make_unique<PmdDevice>();
     dev->vdev = vdev;
     dev->core = std::move(*core);
+    dev->core->ledger().set_observer(make_ledger_tracer(name));
     dev->stats_base.resize(dev->core->max_virtqs());
     dev->coalescer = std::make_unique<VringStateCoalescer>(*dev);
     if (dev->core->has_notify_area()) dev->notifiers = std::make_unique<HostNotifiers>(*dev);

@@ -18,13 +18,24 @@
 //                                   SEND_RARP requests, the SQ's frames;
 //                                   on the emulator, the wire's frames by
 //                                   type
+//   /vdpa_mlx5async/latency,<device> per command type the device ran
+//                                   (create_virtq, query_virtq, create_mkey
+//                                   ...): count, sum, max, p50 and p99 (the
+//                                   upper bounds of their log2 buckets), the
+//                                   timed out, and each type's buckets
+//                                   (buckets_<type>: bucket b counts
+//                                   [2^b, 2^(b+1)) ns)
+//   /vdpa_mlx5async/fw_errors,<device> refused commands per type, PRM status
+//                                   and syndrome (status 0: the call's errno)
 #include <rte_common.h>
 #include <rte_telemetry.h>
 #include <rte_vhost.h>
 
 #include <cstring>
+#include <span>
 #include <string>
 
+#include "common/prm/status.hpp"
 #include "pmd_device.hpp"
 
 namespace mlx5async::pmd {
@@ -195,6 +206,75 @@ int tel_announce(const char*, const char* params, rte_tel_data* d) {
     return 0;
 }
 
+// Fresh arrays of `type` for the columns; false (all freed) when one fails.
+bool alloc_columns(std::span<rte_tel_data*> cols, std::span<const rte_tel_value_type> types) {
+    for (size_t i = 0; i < cols.size(); i++) {
+        cols[i] = rte_tel_data_alloc();
+        if (!cols[i]) {
+            for (auto* c : cols) rte_tel_data_free(c);
+            return false;
+        }
+        rte_tel_data_start_array(cols[i], types[i]);
+    }
+    return true;
+}
+
+int tel_latency(const char*, const char* params, rte_tel_data* d) {
+    PmdDevice* p = device_param(params);
+    if (!p) return -EINVAL;
+    const devx::CommandStats s = p->core->command_stats();
+    constexpr int kCols = 7;
+    rte_tel_data* cols[kCols] = {};
+    const char* names[kCols] = {"type", "count", "sum_ns", "max_ns", "p50_ns", "p99_ns", "timed_out"};
+    const rte_tel_value_type types[kCols] = {RTE_TEL_STRING_VAL, RTE_TEL_U64_VAL, RTE_TEL_U64_VAL,
+                                            RTE_TEL_U64_VAL,    RTE_TEL_U64_VAL, RTE_TEL_U64_VAL,
+                                            RTE_TEL_U64_VAL};
+    if (!alloc_columns(cols, types)) return -ENOMEM;
+    rte_tel_data_start_dict(d);
+    for (size_t i = 0; i < devx::kCmdTypes; i++) {
+        const devx::LatencyHistogram& h = s.latency[i];
+        if (!h.count && !h.timed_out) continue;
+        const std::string type = devx::cmd_type_name(devx::CmdType::at(i));
+        rte_tel_data_add_array_string(cols[0], type.c_str());
+        rte_tel_data_add_array_u64(cols[1], h.count);
+        rte_tel_data_add_array_u64(cols[2], h.sum_ns);
+        rte_tel_data_add_array_u64(cols[3], h.max_ns);
+        rte_tel_data_add_array_u64(cols[4], h.quantile_ns(0.50));
+        rte_tel_data_add_array_u64(cols[5], h.quantile_ns(0.99));
+        rte_tel_data_add_array_u64(cols[6], h.timed_out);
+        rte_tel_data* b = rte_tel_data_alloc();
+        if (!b) continue;
+        rte_tel_data_start_array(b, RTE_TEL_U64_VAL);
+        for (uint64_t n : h.buckets) rte_tel_data_add_array_u64(b, n);
+        rte_tel_data_add_dict_container(d, ("buckets_" + type).c_str(), b, 0);
+    }
+    for (int i = 0; i < kCols; i++) rte_tel_data_add_dict_container(d, names[i], cols[i], 0);
+    return 0;
+}
+
+int tel_fw_errors(const char*, const char* params, rte_tel_data* d) {
+    PmdDevice* p = device_param(params);
+    if (!p) return -EINVAL;
+    const devx::CommandStats s = p->core->command_stats();
+    constexpr int kCols = 5;
+    rte_tel_data* cols[kCols] = {};
+    const char* names[kCols] = {"type", "status", "status_name", "syndrome", "count"};
+    const rte_tel_value_type types[kCols] = {RTE_TEL_STRING_VAL, RTE_TEL_U64_VAL, RTE_TEL_STRING_VAL,
+                                            RTE_TEL_U64_VAL, RTE_TEL_U64_VAL};
+    if (!alloc_columns(cols, types)) return -ENOMEM;
+    for (const devx::FwErrorCount& e : s.fw_errors) {
+        rte_tel_data_add_array_string(cols[0], devx::cmd_type_name(e.type).c_str());
+        rte_tel_data_add_array_u64(cols[1], e.status);
+        rte_tel_data_add_array_string(cols[2], e.status ? prm::status_name(e.status) : "SYSTEM");
+        rte_tel_data_add_array_u64(cols[3], e.syndrome);
+        rte_tel_data_add_array_u64(cols[4], e.count);
+    }
+    rte_tel_data_start_dict(d);
+    for (int i = 0; i < kCols; i++) rte_tel_data_add_dict_container(d, names[i], cols[i], 0);
+    rte_tel_data_add_dict_u64(d, "unkeyed", s.fw_errors_unkeyed);
+    return 0;
+}
+
 }  // namespace
 
 RTE_INIT(mlx5async_telemetry_init) {
@@ -211,6 +291,12 @@ RTE_INIT(mlx5async_telemetry_init) {
                                "Parameters: device name");
     rte_telemetry_register_cmd("/vdpa_mlx5async/announce", tel_announce,
                                "The device's own RARP announce and what it sent to the network. "
+                               "Parameters: device name");
+    rte_telemetry_register_cmd("/vdpa_mlx5async/latency", tel_latency,
+                               "Firmware command latency histograms per command type. "
+                               "Parameters: device name");
+    rte_telemetry_register_cmd("/vdpa_mlx5async/fw_errors", tel_fw_errors,
+                               "Refused firmware commands per type, status and syndrome. "
                                "Parameters: device name");
 }
 

@@ -18,18 +18,18 @@ FAST = "emu_modify_us=20,emu_query_us=30,emu_create_us=20,emu_destroy_us=20,emu_
 VDEV = f"vdpa_mlx5async0,emu=cx7,queues={QP},queue_size=256,{FAST}"
 
 
-def app_argv(args, wd, prefix, app_opts, vdevs=None):
-    eal = []
+def app_argv(args, wd, prefix, app_opts, vdevs=None, eal_opts=()):
+    eal = list(eal_opts)
     for v in vdevs or [VDEV]:
         eal += ["--vdev", v]
     return [args.app] + EAL_COMMON + ["--file-prefix", prefix] + eal + [
         "--", "--iface", wd.file("vhost")] + app_opts
 
 
-def start_app(args, wd, app_opts, stdin=False, vdevs=None):
+def start_app(args, wd, app_opts, stdin=False, vdevs=None, eal_opts=()):
     """The app with its output in the folder (vhost logs are verbose); with
-    `stdin` it takes commands (send())."""
-    return Proc(app_argv(args, wd, unique("app"), app_opts, vdevs), "app",
+    `stdin` it takes commands (send()); `eal_opts`: more EAL options."""
+    return Proc(app_argv(args, wd, unique("app"), app_opts, vdevs, eal_opts), "app",
                 log_path=wd.file(unique("app") + ".log"), stdin=stdin)
 
 
@@ -54,11 +54,11 @@ def start_frontend(wd, sock="vhost0", server=False):
                     log_path=wd.file(f"frontend-{sock}.log"))
 
 
-def with_frontend(args, wd, app_opts, devices=1, vdevs=None):
+def with_frontend(args, wd, app_opts, devices=1, vdevs=None, eal_opts=()):
     """Starts the app, then one frontend per device on its socket; returns
     the app's (exit status, lines) once it exits. On a non-zero status the
     frontends' output follows the app's, for the failure message."""
-    app = start_app(args, wd, app_opts, vdevs=vdevs)
+    app = start_app(args, wd, app_opts, vdevs=vdevs, eal_opts=eal_opts)
     fes = []
     try:
         for d in range(devices):

@@ -227,6 +227,17 @@ def case_cycles(args):
         for r in got.values():
             assert r["samples"] == n and r["failures"] == 0 and r["queues"] == VQS, r
             assert r["min_ms"] <= r["median_ms"] <= r["p99_ms"] <= r["max_ms"], r
+        # Command latencies: 9 cycles, each a MODIFY and a QUERY per virtq to
+        # suspend and a MODIFY to resume, besides the start's; nothing refused.
+        [lat] = doc["latency"]
+        cmds = {c["type"]: c for c in lat["commands"]}
+        assert cmds["query_virtq"]["count"] >= 3 * n * VQS, cmds.keys()
+        assert cmds["modify_virtq"]["count"] >= 2 * 3 * n * VQS, cmds["modify_virtq"]
+        for c in cmds.values():
+            assert sum(c["buckets"]) == c["count"], c
+            assert c["p50_ns"] <= c["p99_ns"] <= c["max_ns"] and c["timed_out"] == 0, c
+        assert lat["fw_errors"] == [] and lat["fw_errors_unkeyed"] == 0, lat
+        expect(lines, r"command latency of vdpa_mlx5async0", r"^  query_virtq +\d+ +[0-9.]+ ")
         # The demo's plot helper reads these files: one line per strategy.
         svg = os.path.join(wd.path, "plot.svg")
         subprocess.run([sys.executable, PLOT, "-o", svg, "--op", "both", res], check=True,
@@ -300,6 +311,7 @@ def case_fault(args):
         s = script(wd, """fault 0 op=modify nth=3 status=0x9 syndrome=0x1
 cycle 0 1
 show device 0
+show latency 0
 fault 0 clear
 set per_cycle on
 cycle 0 2
@@ -310,7 +322,10 @@ stats 0 all
         assert rc == 1, f"exit status {rc} after a failed cycle:\n" + "\n".join(lines)
         expect(lines, r"fault rule 'op=modify nth=3 status=0x9 syndrome=0x1' set",
                r"^vdpa> cycle 0 1$", r"cycle 1/1: .*FAILED$", r"cycles on vdpa_mlx5async0",
-               r"failed cycles: 1", r"^vdpa> fault 0 clear$", r"^vdpa> cycle 0 2$",
+               r"failed cycles: 1",
+               # the refusal counted by command type, status and syndrome
+               r"^vdpa> show latency 0$", r"^  modify_virtq +\d+ ", r"^  query_virtq +\d+ ",
+               r"^  modify_virtq +0x09 0x00000001 +1$", r"^vdpa> fault 0 clear$", r"^vdpa> cycle 0 2$",
                r"cycle 1/2: .* ok$", r"cycle 2/2: .* ok$", r"failed cycles: 0",
                r"^vdpa> stats 0 all$", r"suspend: 2 ok, 1 failed", r"^cycles: 2 ok, 1 failed$")
     finally:

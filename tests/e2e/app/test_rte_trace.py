@@ -4,7 +4,8 @@
 the frontend, and the CTF trace EAL writes at exit is read back with
 Debian's babeltrace2. Every batch submitted returns, every command issued
 completes, each command type completes as often as the PMD's latency
-histograms count it (--json), and the start's ledger phases are in it.
+histograms counted it (--json, before the exit's device stop), and the
+start's and the stop's ledger phases are in it.
 
   test_rte_trace.py CASE --app build/app/vdpa-testpmd/vdpa-testpmd --schema FILE
 """
@@ -69,10 +70,18 @@ def case_ctf(args):
         completed = collections.Counter(f["type"] for n, f in events if n.endswith(".cmd.complete"))
         assert issued == completed, (issued, completed)
         assert all(f["dev"] == "vdpa_mlx5async0" for _, f in events), {f.get("dev") for _, f in events}
-        # What the trace saw completing is what the histograms counted.
+        # What the trace saw completing before the app's exit stopped the
+        # device (its first stop: cycles suspend through the API) is what
+        # the histograms counted when the app wrote its results.
+        stop = next((i for i, (n, f) in enumerate(events)
+                     if n.endswith(".ledger.phase") and f["phase"] == "stop_requested"), len(events))
+        assert stop < len(events), "the exit's device stop is in the trace"
+        before = collections.Counter(f["type"] for n, f in events[:stop] if n.endswith(".cmd.complete"))
         [lat] = doc["latency"]
         counted = {c["type"]: c["count"] for c in lat["commands"]}
-        assert dict(completed) == counted, (completed, counted)
+        assert dict(before) == counted, (before, counted)
+        after = collections.Counter(f["type"] for n, f in events[stop:] if n.endswith(".cmd.complete"))
+        assert after["query_virtq"] == VQS and after["modify_virtq"] >= VQS, after  # the stop's suspend
         assert completed["query_virtq"] >= 3 * VQS and completed["modify_virtq"] >= 2 * 3 * VQS, completed
         done = [f for n, f in events if n.endswith(".cmd.complete")]
         assert all(f["status"] == 0 and f["err"] == 0 and f["latency_ns"] > 0 for f in done), done[:3]
