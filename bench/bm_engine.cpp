@@ -3,7 +3,9 @@
 // - backend:fake - the scripted FakeDevx (near-free device: engine cost), and
 // - backend:emu  - mlx5emu with modify_us=0, query_us=0 (engine + emulator).
 // Counters: us_per_cmd (wall), cpu_us_per_cmd (process CPU: caller, workers
-// and, for emu, the emulator's firmware thread).
+// and, for emu, the emulator's firmware thread). Each with the engine's
+// command latency histograms on and off (EngineOptions::command_stats),
+// run one after the other for each N: what keeping them costs per command.
 #include <benchmark/benchmark.h>
 #include <time.h>
 
@@ -63,17 +65,23 @@ void measure(benchmark::State& st, Engine& eng, const std::vector<devx::DevxObj>
     st.counters["peak_inflight"] = peak;
 }
 
-void BM_EngineOverheadFake(benchmark::State& st) {
+devx::EngineOptions with_stats(bool on) {
+    devx::EngineOptions o;
+    o.command_stats = on;
+    return o;
+}
+
+void BM_EngineOverheadFake(benchmark::State& st, bool stats) {
     testing::FakeDevx fake;
     std::vector<devx::DevxObj> vqs;
     for (long i = 0; i < st.range(0); ++i) vqs.push_back(fake.make_obj());
-    auto eng = Engine::create(testing::FakeDevx::api(), fake.ctx(), {});
+    auto eng = Engine::create(testing::FakeDevx::api(), fake.ctx(), with_stats(stats));
     if (!eng) return st.SkipWithError("engine");
     measure(st, **eng, vqs);
     (*eng)->shutdown();
 }
 
-void BM_EngineOverheadEmu(benchmark::State& st) {
+void BM_EngineOverheadEmu(benchmark::State& st, bool stats) {
     static std::atomic<int> seq{0};
     std::string name = "bench_zero" + std::to_string(seq++);
     if (!emu::create_device(name, "cx7,modify_us=0,query_us=0,create_us=0,max_virtqs=1024"))
@@ -81,7 +89,7 @@ void BM_EngineOverheadEmu(benchmark::State& st) {
     {
         auto rv = testing::make_ready_virtqs(emu::api(), name, unsigned(st.range(0)));
         if (!rv) return st.SkipWithError("virtqs");
-        auto eng = Engine::create(emu::api(), rv->ctx.get(), {});
+        auto eng = Engine::create(emu::api(), rv->ctx.get(), with_stats(stats));
         if (!eng) return st.SkipWithError("engine");
         measure(st, **eng, rv->vqs);
         (*eng)->shutdown();
@@ -92,17 +100,22 @@ void BM_EngineOverheadEmu(benchmark::State& st) {
 }  // namespace
 
 void register_engine_overhead() {
-    for (auto [name, fn] : {std::pair{"BM_EngineOverhead/backend:fake", &BM_EngineOverheadFake},
-                            std::pair{"BM_EngineOverhead/backend:emu", &BM_EngineOverheadEmu}}) {
-        benchmark::RegisterBenchmark(name, fn)
-            ->ArgNames({"queues"})
-            ->Arg(16)
-            ->Arg(64)
-            ->Arg(256)
-            ->Unit(benchmark::kMicrosecond)
-            ->UseRealTime()
-            ->Repetitions(3)
-            ->ReportAggregatesOnly(true);
+    using Fn = void (*)(benchmark::State&, bool);
+    for (auto [backend, fn] : {std::pair<const char*, Fn>{"fake", &BM_EngineOverheadFake},
+                               std::pair<const char*, Fn>{"emu", &BM_EngineOverheadEmu}}) {
+        for (long queues : {16, 64, 256}) {
+            for (bool stats : {true, false}) {
+                std::string name = std::string("BM_EngineOverhead/backend:") + backend +
+                                   "/histograms:" + (stats ? "on" : "off");
+                benchmark::RegisterBenchmark(name.c_str(), [fn, stats](benchmark::State& st) { fn(st, stats); })
+                    ->ArgNames({"queues"})
+                    ->Arg(queues)
+                    ->Unit(benchmark::kMicrosecond)
+                    ->UseRealTime()
+                    ->Repetitions(3)
+                    ->ReportAggregatesOnly(true);
+            }
+        }
     }
 }
 

@@ -56,6 +56,14 @@ def main(path):
         print("|---|---|---|")
         for name, w, c in overhead:
             print(f"| {name} | {fmt(w)} | {fmt(c)} |")
+        cost = histogram_cost(overhead)
+        if cost:
+            print()
+            print("| histograms: backend | N | on us/cmd | off us/cmd | on - off (wall) | on - off (CPU) |")
+            print("|---|---|---|---|---|---|")
+            for (backend, n), (on, off) in sorted(cost.items()):
+                print(f"| {backend} | {n} | {fmt(on[0])} | {fmt(off[0])} | {on[0] - off[0]:+.3f} "
+                      f"| {on[1] - off[1]:+.3f} |")
     def get(op, n, k):
         return rows.get((op, n), {}).get(k)
     checks = []
@@ -75,6 +83,20 @@ def main(path):
     print("|---|---|---|")
     for name, v, ok in checks:
         print(f"| {name} | {v} | {'yes' if ok else 'no'} |")
+
+
+OVERHEAD = re.compile(r"BM_EngineOverhead/backend:(\w+)/histograms:(on|off)/queues:(\d+)")
+
+
+def histogram_cost(overhead):
+    """(backend, N) -> ((on wall, on CPU), (off wall, off CPU)) us/cmd, for
+    the cells measured both ways."""
+    got = {}
+    for name, w, c in overhead:
+        m = OVERHEAD.match(name)
+        if m and w is not None and c is not None:
+            got.setdefault((m.group(1), int(m.group(3))), {})[m.group(2)] = (w, c)
+    return {k: (v["on"], v["off"]) for k, v in got.items() if len(v) == 2}
 
 
 def targets(path):
