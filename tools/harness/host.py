@@ -95,6 +95,14 @@ class Host(Proc):
     def info(self, device=0):
         return self.telemetry.query(f"/vdpa_mlx5async/info,{self.devices[device]}")
 
+    def latency(self, device=0):
+        """The device's firmware commands since probe by type
+        (/vdpa_mlx5async/latency): {type: {count, sum_ns, max_ns, p50_ns,
+        p99_ns, timed_out}}."""
+        t = self.telemetry.query(f"/vdpa_mlx5async/latency,{self.devices[device]}")
+        cols = ("count", "sum_ns", "max_ns", "p50_ns", "p99_ns", "timed_out")
+        return {ty: {c: t[c][i] for c in cols} for i, ty in enumerate(t["type"])}
+
     def announce(self, device=0):
         """The device's own announce and what it sent to the network
         (/vdpa_mlx5async/announce)."""

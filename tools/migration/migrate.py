@@ -42,7 +42,7 @@ def qmp_time(events, name, status=None):
     return None
 
 
-def record(m, config, run):
+def record(m, config, run, commands):
     """One migration's numbers (ms) and its events on the wall clock (s).
     Network downtime: from the first source device's stop request (its
     first GET_VRING_BASE) to the last destination virtq RDY, and to the
@@ -93,6 +93,7 @@ def record(m, config, run):
         "rings": m.src_ledger.get("stop_rings", 0),
         "qemu_events": ev, "source_ledger": led_src, "destination_ledger": led_dst,
         "destination_first_rarp": max(rarps) / 1e9,
+        "commands": commands,
     }
 
 
@@ -106,7 +107,9 @@ def one(args, config, run):
         vm.wait_stats(len(vm.stats()), 2, 120)  # traffic flowing before the migration
         m = bed.migrate(vm, src, dst, return_path=True)
         m.dst_vm.wait_stats(len(m.dst_vm.stats()), 1, 120)  # and after it
-        return record(m, config, run)
+        # The first NIC's commands by type since each host's probe: the
+        # source's boot start and stop, the destination's start.
+        return record(m, config, run, {"source": src.latency(0), "destination": dst.latency(0)})
 
 
 def configurations(args):
@@ -169,7 +172,24 @@ def digits(key):
     return 3 if key in DEVICE_COLUMNS else 2 if key in RATIO_COLUMNS else 1
 
 
-def table(summary, queue_pairs, devices=1, per_device=()):
+def commands_table(summary, rows):
+    """Each configuration's firmware commands on both hosts, from its last
+    run (the PMD's latency histograms: /vdpa_mlx5async/latency)."""
+    out = ["Firmware commands of the first NIC by type, each configuration's last run, from the "
+           "PMD's latency histograms (p50/p99: upper bounds of their log2 buckets; source: since "
+           "its probe, the guest's boot start and the stop; destination: the start), us:", "",
+           "| configuration | host | command | count | p50 | p99 | max |", "|---|---|---|---|---|---|---|"]
+    for e in summary:
+        last = [r for r in rows if r["strategy"] == e["strategy"]][-1]
+        for side in ("source", "destination"):
+            for ty, c in sorted(last["commands"][side].items()):
+                out.append(f"| {e['strategy']} | {side} | {ty} | {c['count']} | {c['p50_ns'] / 1e3:.0f} | "
+                           f"{c['p99_ns'] / 1e3:.0f} | {c['max_ns'] / 1e3:.0f} |")
+    out.append("")
+    return out
+
+
+def table(summary, queue_pairs, devices=1, per_device=(), rows=()):
     """The Markdown of the summary: the table, then what its columns are;
     with several devices, each device's table after."""
     nics = f"{devices} NICs (a device each) of {queue_pairs} queue pairs" if devices > 1 else \
@@ -202,6 +222,8 @@ def table(summary, queue_pairs, devices=1, per_device=()):
     for e in summary:
         out.append(f"| {e['strategy']} | " + " | ".join(f"{e[k]['median']:.1f}" for k in TIMELINE) + " |")
     out.append("")
+    if rows:
+        out += commands_table(summary, rows)
     if devices > 1:
         out.append("With several NICs: network downtime and announces are the VM's (the first source "
                    "device's stop to the last destination device's all_ready, and to the last NIC's "
@@ -249,7 +271,7 @@ def main():
                   flush=True)
     summary = summarize(rows, strategies)
     per_device = device_rows(rows, strategies, args.devices)
-    md = table(summary, args.queue_pairs, args.devices, per_device)
+    md = table(summary, args.queue_pairs, args.devices, per_device, rows)
     print("\n" + md)
     name = "summary.json" if args.devices == 1 else f"summary-devices{args.devices}.json"
     measured.write_summary(os.path.join(args.out, name), "./run migrate" +
