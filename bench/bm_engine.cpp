@@ -3,9 +3,12 @@
 // - backend:fake - the scripted FakeDevx (near-free device: engine cost), and
 // - backend:emu  - mlx5emu with modify_us=0, query_us=0 (engine + emulator).
 // Counters: us_per_cmd (wall), cpu_us_per_cmd (process CPU: caller, workers
-// and, for emu, the emulator's firmware thread). Each with the engine's
-// command latency histograms on and off (EngineOptions::command_stats),
-// run one after the other for each N: what keeping them costs per command.
+// and, for emu, the emulator's firmware thread).
+// BM_EngineOverhead: the engine as the PMD runs it (command latency
+// histograms on). BM_HistogramCost: the same with the histograms on and off
+// (EngineOptions::command_stats), for a run with repetitions interleaved at
+// random (./run bench); BM_HistogramRecord: what recording one command
+// costs, alone (ns_per_cmd).
 #include <benchmark/benchmark.h>
 #include <time.h>
 
@@ -14,6 +17,7 @@
 #include <string>
 
 #include "bench_common.hpp"
+#include "common/devx/command_stats.hpp"
 #include "common/devx/engine.hpp"
 #include "drivers/emu/emu.hpp"
 #include "tests/support/emu_virtqs.hpp"
@@ -97,26 +101,64 @@ void BM_EngineOverheadEmu(benchmark::State& st, bool stats) {
     (void)emu::destroy_device(name);
 }
 
+// Records every step of a batch of N suspend chains, as Engine::run does
+// once the batch returned.
+void BM_HistogramRecord(benchmark::State& st) {
+    devx::BatchResult r;
+    r.entries.resize(size_t(st.range(0)));
+    uint64_t lat = 1000;
+    for (auto& e : r.entries) {
+        e.steps.resize(2);
+        for (size_t k = 0; k < 2; ++k) {
+            devx::StepResult& s = e.steps[k];
+            s.state = devx::StepState::Done;
+            s.type = {k ? devx::CmdVerb::Query : devx::CmdVerb::Modify, devx::CmdObject::Virtq};
+            s.latency = std::chrono::nanoseconds(lat = lat * 7 % 1'000'003);
+            s.issued_at = std::chrono::steady_clock::now();
+        }
+    }
+    devx::CommandStats stats;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (auto _ : st) {
+        for (const auto& e : r.entries)
+            for (const auto& s : e.steps) stats.record(s);
+        benchmark::DoNotOptimize(stats);
+    }
+    const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+    st.counters["ns_per_cmd"] = ns / (double(std::max<int64_t>(1, st.iterations())) * double(2 * r.entries.size()));
+}
+
 }  // namespace
 
 void register_engine_overhead() {
     using Fn = void (*)(benchmark::State&, bool);
-    for (auto [backend, fn] : {std::pair<const char*, Fn>{"fake", &BM_EngineOverheadFake},
-                               std::pair<const char*, Fn>{"emu", &BM_EngineOverheadEmu}}) {
-        for (long queues : {16, 64, 256}) {
-            for (bool stats : {true, false}) {
-                std::string name = std::string("BM_EngineOverhead/backend:") + backend +
-                                   "/histograms:" + (stats ? "on" : "off");
-                benchmark::RegisterBenchmark(name.c_str(), [fn, stats](benchmark::State& st) { fn(st, stats); })
-                    ->ArgNames({"queues"})
-                    ->Arg(queues)
-                    ->Unit(benchmark::kMicrosecond)
-                    ->UseRealTime()
-                    ->Repetitions(3)
-                    ->ReportAggregatesOnly(true);
-            }
-        }
+    const std::pair<const char*, Fn> backends[] = {{"fake", &BM_EngineOverheadFake},
+                                                   {"emu", &BM_EngineOverheadEmu}};
+    for (auto [backend, fn] : backends) {
+        benchmark::RegisterBenchmark((std::string("BM_EngineOverhead/backend:") + backend).c_str(),
+                                     [fn](benchmark::State& st) { fn(st, true); })
+            ->ArgNames({"queues"})
+            ->Arg(16)
+            ->Arg(64)
+            ->Arg(256)
+            ->Unit(benchmark::kMicrosecond)
+            ->UseRealTime()
+            ->Repetitions(3)
+            ->ReportAggregatesOnly(true);
     }
+    // Repetitions from the command line (tools/bench: interleaved at random).
+    for (auto [backend, fn] : backends)
+        for (bool stats : {true, false}) {
+            std::string name = std::string("BM_HistogramCost/backend:") + backend +
+                               "/histograms:" + (stats ? "on" : "off");
+            benchmark::RegisterBenchmark(name.c_str(), [fn, stats](benchmark::State& st) { fn(st, stats); })
+                ->ArgNames({"queues"})
+                ->Arg(16)
+                ->Arg(256)
+                ->Unit(benchmark::kMicrosecond)
+                ->UseRealTime();
+        }
+    benchmark::RegisterBenchmark("BM_HistogramRecord", BM_HistogramRecord)->ArgNames({"queues"})->Arg(64);
 }
 
 }  // namespace mlx5async::bench

@@ -56,14 +56,6 @@ def main(path):
         print("|---|---|---|")
         for name, w, c in overhead:
             print(f"| {name} | {fmt(w)} | {fmt(c)} |")
-        cost = histogram_cost(overhead)
-        if cost:
-            print()
-            print("| histograms: backend | N | on us/cmd | off us/cmd | on - off (wall) | on - off (CPU) |")
-            print("|---|---|---|---|---|---|")
-            for (backend, n), (on, off) in sorted(cost.items()):
-                print(f"| {backend} | {n} | {fmt(on[0])} | {fmt(off[0])} | {on[0] - off[0]:+.3f} "
-                      f"| {on[1] - off[1]:+.3f} |")
     def get(op, n, k):
         return rows.get((op, n), {}).get(k)
     checks = []
@@ -85,18 +77,36 @@ def main(path):
         print(f"| {name} | {v} | {'yes' if ok else 'no'} |")
 
 
-OVERHEAD = re.compile(r"BM_EngineOverhead/backend:(\w+)/histograms:(on|off)/queues:(\d+)")
+COST = re.compile(r"BM_HistogramCost/backend:(\w+)/histograms:(on|off)/queues:(\d+)")
 
 
-def histogram_cost(overhead):
-    """(backend, N) -> ((on wall, on CPU), (off wall, off CPU)) us/cmd, for
-    the cells measured both ways."""
-    got = {}
-    for name, w, c in overhead:
-        m = OVERHEAD.match(name)
-        if m and w is not None and c is not None:
-            got.setdefault((m.group(1), int(m.group(3))), {})[m.group(2)] = (w, c)
-    return {k: (v["on"], v["off"]) for k, v in got.items() if len(v) == 2}
+def histograms(path):
+    """The --histograms run: per backend and N the engine's median us/cmd
+    with the histograms on and off and the difference, then what recording
+    one command costs alone."""
+    with open(path) as f:
+        doc = json.load(f)
+    cells, record = {}, None
+    for b in doc["benchmarks"]:
+        if b.get("aggregate_name") != "median":
+            continue
+        m = COST.match(b["name"])
+        if m:
+            cells.setdefault((m.group(1), int(m.group(3))), {})[m.group(2)] = (b["us_per_cmd"], b["cpu_us_per_cmd"])
+        elif b["name"].startswith("BM_HistogramRecord"):
+            record = b.get("ns_per_cmd")
+    ctx = doc.get("context", {})
+    print(f"git {ctx.get('git_revision', '?')}, load {ctx.get('load_avg', '?')}")
+    print()
+    print("| backend | N | on us/cmd | off us/cmd | on - off us/cmd (wall) | on - off (CPU) |")
+    print("|---|---|---|---|---|---|")
+    for (backend, n), v in sorted(cells.items()):
+        if "on" in v and "off" in v:
+            (on, on_cpu), (off, off_cpu) = v["on"], v["off"]
+            print(f"| {backend} | {n} | {on:.2f} | {off:.2f} | {on - off:+.3f} | {on_cpu - off_cpu:+.3f} |")
+    if record is not None:
+        print()
+        print(f"recording one command alone (BM_HistogramRecord): {record:.1f} ns")
 
 
 def targets(path):
@@ -141,7 +151,9 @@ def summary(paths):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 2:
+    if sys.argv[1] == "--histograms":
+        histograms(sys.argv[2])
+    elif len(sys.argv) > 2:
         summary(sys.argv[1:])
     else:
         main(sys.argv[1])
