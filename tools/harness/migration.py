@@ -208,12 +208,16 @@ class Testbed:
         return vm
 
     def begin(self, src_vm, dst_host, paused=False, page_per_vq=False, return_path=True,
-              max_bandwidth=None):
+              max_bandwidth=None, postcopy=False):
         """Starts a migration of src_vm's guest to a new QEMU on dst_host
-        (-incoming defer) and returns that QEMU; the migration runs on."""
+        (-incoming defer) and returns that QEMU; the migration runs on. With
+        `postcopy` both QEMUs are asked for postcopy-ram (the destination
+        first, as QEMU checks its backends there)."""
         dst_vm = self._vm(dst_host, incoming="defer", paused=paused, page_per_vq=page_per_vq)
         caps = [{"capability": "events", "state": True},
                 {"capability": "return-path", "state": return_path}]
+        if postcopy:
+            caps.append({"capability": "postcopy-ram", "state": True})
         uri = "unix:" + os.path.join(self.workdir, f"migration-{next(_seq)}.sock")
         for vm in (dst_vm, src_vm):
             vm.qmp.cmd("migrate-set-capabilities", capabilities=caps)

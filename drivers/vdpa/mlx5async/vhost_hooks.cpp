@@ -110,12 +110,32 @@ std::optional<std::string> short_backing(const vhu_msg_context& ctx) {
     return std::nullopt;
 }
 
-// Before vhost handles a message: a file that cannot back its mapping
-// refuses the message (a REPLY_ACK carries 1; without one vhost closes the
-// connection), its fds closed here since vhost's handler never sees them.
+// Postcopy: the destination VM runs before its RAM has arrived, each
+// missing page fetched when touched (userfaultfd). The device's DMA to the
+// guest takes no page fault, so it would write into pages the migration
+// later overwrites: refused, whatever the frontend negotiated (the driver
+// never offers PAGEFAULT).
+std::optional<std::string> postcopy(const vhu_msg_context& ctx, int vid) {
+    const uint32_t request = ctx.msg.request.master;
+    const char* what = request == VHOST_USER_POSTCOPY_ADVISE  ? "POSTCOPY_ADVISE"
+                       : request == VHOST_USER_POSTCOPY_LISTEN ? "POSTCOPY_LISTEN"
+                       : request == VHOST_USER_POSTCOPY_END    ? "POSTCOPY_END"
+                                                               : nullptr;
+    if (!what) return std::nullopt;
+    PmdDevice* d = find_device_by_vid(vid);
+    return std::string(what) + ": postcopy refused: " + (d ? d->core->name() : std::string("the device")) +
+           " is a vDPA device, whose DMA cannot fault in guest pages that have not arrived yet "
+           "(VHOST_USER_PROTOCOL_F_PAGEFAULT is not offered): migrate with precopy";
+}
+
+// Before vhost handles a message: a file that cannot back its mapping, or
+// a postcopy message, refuses the message (a REPLY_ACK carries 1; without
+// one vhost closes the connection), its fds closed here since vhost's
+// handler never sees them.
 rte_vhost_msg_result before_message(int vid, void* msg) noexcept {
     auto* ctx = static_cast<vhu_msg_context*>(msg);
-    auto why = short_backing(*ctx);
+    auto why = postcopy(*ctx, vid);
+    if (!why) why = short_backing(*ctx);
     if (!why) return RTE_VHOST_MSG_RESULT_NOT_HANDLED;
     MLX5A_LOG(ERR, "vid %d: %s; the message is refused", vid, why->c_str());
     const int fd_num = std::min<int>(ctx->fd_num, VHOST_MEMORY_MAX_NREGIONS);

@@ -555,7 +555,34 @@ def case_short_memory(args):
         assert host.alive(), "the host died"
 
 
-CASES = {"short-memory": case_short_memory, "log-refused": case_log_refused, "log-truncated": case_log_truncated, "second-frontend": case_second_frontend,
+def case_postcopy_refused(args):
+    """The driver offers no PAGEFAULT (its DMA cannot fault in pages that
+    have not arrived), and a frontend that sends postcopy messages anyway
+    has each refused by name before vhost sets up userfaultfd; the
+    connection goes on."""
+    with guest_session(args) as s:
+        host = s.host
+        c = vu.Conn(s.sock)
+        try:
+            features = struct.unpack("<Q", c.request(vu.REQ["GET_FEATURES"]))[0]
+            c.request(vu.REQ["SET_FEATURES"], struct.pack("<Q", 1 << vu.VIRTIO_F["VERSION_1"] |
+                                                          1 << vu.F_PROTOCOL_FEATURES), reply=False)
+            offered = struct.unpack("<Q", c.request(vu.REQ["GET_PROTOCOL_FEATURES"]))[0]
+            assert not offered >> vu.PROTO["PAGEFAULT"] & 1, f"PAGEFAULT offered: {offered:#x}"
+            c.request(vu.REQ["SET_PROTOCOL_FEATURES"], struct.pack("<Q", 1 << vu.PROTO["REPLY_ACK"]),
+                      reply=False)
+            c.request(vu.REQ["SET_OWNER"], reply=False)
+            for req in ("POSTCOPY_ADVISE", "POSTCOPY_LISTEN", "POSTCOPY_END"):
+                ack = c.request(vu.ALL_REQUESTS[req], b"", vu.VERSION | vu.FLAG_NEED_REPLY)
+                assert struct.unpack("<Q", ack)[0] == 1, f"{req} not refused"
+                assert pmd_said(host, f"{req}: postcopy refused: vdpa_mlx5async0 is a vDPA device") == 1
+            assert struct.unpack("<Q", c.request(vu.REQ["GET_FEATURES"]))[0] == features
+        finally:
+            c.close()
+        assert host.alive(), "the host died"
+
+
+CASES = {"short-memory": case_short_memory, "postcopy-refused": case_postcopy_refused, "log-refused": case_log_refused, "log-truncated": case_log_truncated, "second-frontend": case_second_frontend,
          "bad-guest": case_bad_guest, "bad-rings": case_bad_rings, "reconnect": case_reconnect, "restart": case_restart,
          "hostile-table": case_hostile_table, "pairs": case_pairs, "log": case_log,
          "errors": case_errors}
