@@ -133,4 +133,15 @@ void CommandStats::merge(const CommandStats& o) {
     fw_errors_unkeyed += o.fw_errors_unkeyed;
 }
 
+void CallStats::record(CmdType t, std::chrono::nanoseconds latency, int err) {
+    std::lock_guard lk(mu_);
+    stats_.latency[t.index()].record(uint64_t(latency.count()));
+    if (err) stats_.count_error(t, 0, uint32_t(err), 1);
+}
+
+CommandStats CallStats::snapshot() const {
+    std::lock_guard lk(mu_);
+    return stats_;
+}
+
 }  // namespace mlx5async::devx

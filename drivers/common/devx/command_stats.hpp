@@ -5,8 +5,10 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -78,5 +80,30 @@ struct CommandStats {
     void merge(const CommandStats& o);
     void count_error(CmdType t, uint8_t status, uint32_t syndrome, uint64_t n);
 };
+
+// Commands their callers run themselves, outside any batch (the guest
+// memory's mkeys and umems, destroyed by their owner): counted beside the
+// engine's. Thread-safe.
+class CallStats {
+public:
+    // `err`: the call's errno (0: it succeeded).
+    void record(CmdType t, std::chrono::nanoseconds latency, int err);
+    CommandStats snapshot() const;
+
+private:
+    mutable std::mutex mu_;  // protects stats_
+    CommandStats stats_;
+};
+
+// Runs `call` (it returns an errno, 0 on success), recorded in `stats`
+// when there is one; returns what `call` returned.
+template <typename Call>
+int timed_call(CallStats* stats, CmdType t, Call call) {
+    if (!stats) return call();
+    const auto t0 = std::chrono::steady_clock::now();
+    const int err = call();
+    stats->record(t, std::chrono::steady_clock::now() - t0, err);
+    return err;
+}
 
 }  // namespace mlx5async::devx

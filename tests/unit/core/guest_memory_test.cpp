@@ -476,5 +476,31 @@ TEST_F(DeviceCore, CleanupUnregistersGuestMemoryAndConfRegistersAgain) {
     EXPECT_EQ(fw(0).state, prm::VirtqState::RDY);
 }
 
+// The guest memory's commands are in the device's command statistics: the
+// registration's creates from its batches, and the destroys its owner runs
+// outside any batch once no virtq names the memory.
+TEST_F(DeviceCore, GuestMemoryCreatesAndDestroysAreCounted) {
+    using devx::CmdObject, devx::CmdVerb;
+    open("cx7", 2);
+    enable_all(4);
+    ASSERT_TRUE(dev->configure(guest_in_ram(4)));
+    auto count = [&](CmdVerb v, CmdObject o) {
+        return dev->command_stats().latency[devx::CmdType{v, o}.index()].count;
+    };
+    const uint64_t mkeys = count(CmdVerb::Create, CmdObject::Mkey);
+    const uint64_t umems = count(CmdVerb::Create, CmdObject::Umem);
+    EXPECT_EQ(mkeys, emu_dev().object_counts().mkeys);
+    EXPECT_GE(umems, (1ull << 30) / mem_chunk_bytes(1ull << 30));
+    EXPECT_EQ(count(CmdVerb::Destroy, CmdObject::Mkey), 0u);
+    std::vector<RingIndexes> out;
+    ASSERT_TRUE(dev->close(out));
+    dev->cleanup();
+    EXPECT_EQ(emu_dev().object_counts().mkeys, 0u);
+    EXPECT_EQ(count(CmdVerb::Destroy, CmdObject::Mkey), mkeys);
+    // The virtqs' own umems stay with their objects: the memory's went.
+    EXPECT_EQ(count(CmdVerb::Destroy, CmdObject::Umem), (1ull << 30) / mem_chunk_bytes(1ull << 30));
+    EXPECT_TRUE(dev->command_stats().fw_errors.empty());
+}
+
 }  // namespace
 }  // namespace mlx5async::core

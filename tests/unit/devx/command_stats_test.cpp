@@ -71,6 +71,19 @@ TEST(CommandStats, ErrorKeysAreCappedAndTheRestCounted) {
     EXPECT_EQ(t.fw_errors_unkeyed, 11u);
 }
 
+TEST(CallStats, TimedCallsAreRecordedWithTheirErrno) {
+    CallStats calls;
+    constexpr CmdType kDestroyMkey{CmdVerb::Destroy, CmdObject::Mkey};
+    EXPECT_EQ(timed_call(&calls, kDestroyMkey, [] { return 0; }), 0);
+    EXPECT_EQ(timed_call(&calls, kDestroyMkey, [] { return EBUSY; }), EBUSY);
+    EXPECT_EQ(timed_call(nullptr, kDestroyMkey, [] { return EIO; }), EIO);  // not recorded
+    const CommandStats s = calls.snapshot();
+    EXPECT_EQ(s.latency[kDestroyMkey.index()].count, 2u);
+    ASSERT_EQ(s.fw_errors.size(), 1u);
+    EXPECT_EQ(s.fw_errors[0].status, 0u);
+    EXPECT_EQ(s.fw_errors[0].syndrome, uint32_t(EBUSY));
+}
+
 TEST(CommandStats, TypesAreNamedAndRoundTrip) {
     for (size_t i = 0; i < kCmdTypes; ++i) EXPECT_EQ(CmdType::at(i).index(), i);
     EXPECT_EQ(cmd_type_name(kModifyVirtq), "modify_virtq");

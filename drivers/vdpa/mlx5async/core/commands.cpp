@@ -56,6 +56,7 @@ devx::CommandStats Commands::command_stats() const {
     std::lock_guard lk(engine_mu_);
     devx::CommandStats s = retired_stats_;
     if (engine_) s.merge(engine_->command_stats());
+    s.merge(call_stats_->snapshot());
     return s;
 }
 

@@ -82,6 +82,9 @@ public:
     // Command latencies and firmware errors of every engine this made
     // (devx::Engine::command_stats); any thread.
     devx::CommandStats command_stats() const;
+    // Where the device's commands outside any batch are counted (the guest
+    // memory's destroys), merged into command_stats().
+    const std::shared_ptr<devx::CallStats>& call_stats() const { return call_stats_; }
     Strategy strategy() const { return strategy_; }
     uint32_t max_inflight() const { return max_inflight_; }
     void set_timeout_ms(uint32_t ms) { timeout_ms_ = ms; }
@@ -119,6 +122,7 @@ private:
     mutable std::mutex engine_mu_;
     std::unique_ptr<devx::Engine> engine_;
     devx::CommandStats retired_stats_;  // of the engines replaced
+    const std::shared_ptr<devx::CallStats> call_stats_ = std::make_shared<devx::CallStats>();
     Strategy strategy_ = Strategy::Async;
     uint32_t max_inflight_ = 16;
     uint32_t timeout_ms_ = 2000;

@@ -207,6 +207,7 @@ Unexpected<Error> chunk_error(const MemoryBuild& m, size_t i, const devx::StepRe
 
 Result<MemoryBuild> GuestMemory::plan(std::vector<MemRegion> sorted, bool whole_regions) {
     MemoryBuild m;
+    m.reg.call_stats = cmds_.call_stats();
     m.reg.regions = std::move(sorted);
     if (has_holes(m.reg.regions)) {
         auto n = null_mkey();

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -36,6 +37,10 @@ struct MemRegistration {
     std::vector<devx::DevxObj> direct;
     devx::DevxObj indirect;
     uint32_t mkey = 0;  // the indirect mkey's value ((mkey_index << 8) | mkey_7_0)
+    // Where its destroys are counted (the device's Commands::call_stats;
+    // none: not counted). Shared: a registration may outlive its device's
+    // engine (kept until the device answered for every late command).
+    std::shared_ptr<devx::CallStats> call_stats;
 
     MemRegistration() = default;
     MemRegistration(MemRegistration&& o) noexcept { *this = std::move(o); }
@@ -47,13 +52,17 @@ struct MemRegistration {
         direct = std::move(o.direct);
         indirect = std::move(o.indirect);
         mkey = std::exchange(o.mkey, 0);
+        call_stats = std::move(o.call_stats);
         return *this;
     }
     ~MemRegistration() { reset(); }
     // Destroys in pin order: the indirect mkey, the direct mkeys, the umems.
     void reset() noexcept {
-        indirect.reset();
+        (void)destroy_mkey(indirect, true);
+        for (devx::DevxObj& o : direct) (void)destroy_mkey(o, true);
         direct.clear();
+        for (devx::Umem& u : umems)
+            if (dereg_umem(u) != 0) u.reset();  // tried once more, then given up
         umems.clear();
         regions.clear();
         mkey = 0;
@@ -63,13 +72,27 @@ struct MemRegistration {
     // (an object that stays on the device keeps its handle, to be tried
     // again): true when nothing is left.
     bool release() noexcept {
-        if (indirect.try_destroy() != 0) return false;  // every direct mkey is still named
-        std::erase_if(direct, [](devx::DevxObj& o) { return o.try_destroy() == 0; });
-        std::erase_if(umems, [](devx::Umem& u) { return u.try_dereg() == 0; });
+        if (destroy_mkey(indirect, false) != 0) return false;  // every direct mkey is still named
+        std::erase_if(direct, [this](devx::DevxObj& o) { return destroy_mkey(o, false) == 0; });
+        std::erase_if(umems, [this](devx::Umem& u) { return dereg_umem(u) == 0; });
         if (!direct.empty() || !umems.empty()) return false;
         regions.clear();
         mkey = 0;
         return true;
+    }
+
+private:
+    static constexpr devx::CmdType kDestroyMkey{devx::CmdVerb::Destroy, devx::CmdObject::Mkey};
+    static constexpr devx::CmdType kDestroyUmem{devx::CmdVerb::Destroy, devx::CmdObject::Umem};
+    // `give_up`: a refused destroy leaves the object to the context's close.
+    int destroy_mkey(devx::DevxObj& o, bool give_up) noexcept {
+        if (!o) return 0;
+        return devx::timed_call(call_stats.get(), kDestroyMkey,
+                                [&] { return give_up ? o.destroy() : o.try_destroy(); });
+    }
+    int dereg_umem(devx::Umem& u) noexcept {
+        if (!u) return 0;
+        return devx::timed_call(call_stats.get(), kDestroyUmem, [&] { return u.try_dereg(); });
     }
 };
 
