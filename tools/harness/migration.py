@@ -151,6 +151,9 @@ class Testbed:
         self.hugepages = Hugepages(self.wd.file("hugepages"), hugepages) if hugepages else None
         self.host_pages = Hugepages(None, ovs.HUGEPAGES) if host_kind == "ovs" else None
         self.hosts, self.vms = [], []
+        # More options of every Vm made from now on (qemu.Vm: dimm_slots,
+        # extra_args); a case changes them between its VMs.
+        self.vm_options = {}
 
     def __enter__(self):
         try:
@@ -192,7 +195,7 @@ class Testbed:
         vm = Vm(self.guest_dir, self.workdir, f"vm{next(_seq)}", host.sockets[:self.nics],
                 self.queue_pairs, legacy=self.legacy,
                 mem_path=self.hugepages.mount if self.hugepages else None, qemu=self.qemu,
-                guest_announce=self.guest_announce, **kw)
+                guest_announce=self.guest_announce, **{**self.vm_options, **kw})
         vm.host = host  # whose devices serve its NICs: for the failure reports
         self.vms.append(vm)
         return vm

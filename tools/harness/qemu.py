@@ -12,6 +12,7 @@ from .wait import until
 
 QEMU = "qemu-system-x86_64"
 GUEST_MAC = "52:54:00:12:34:56"  # eth0's; ethK's is mac_of(K)
+DIMM_MB = 128  # a hot-plugged DIMM (memory blocks are 128 MiB on x86)
 MEM_MB = 256
 # virtio-net's host_mtu: QEMU offers VIRTIO_NET_F_MTU (when the backend does)
 # and sends it to the backend (VHOST_USER_NET_SET_MTU).
@@ -115,14 +116,17 @@ class Vm(Proc):
 
     def __init__(self, guest_dir, workdir, name, vhost_sockets, queue_pairs, incoming=None,
                  paused=False, page_per_vq=False, mem_mb=MEM_MB, legacy=False, mem_path=None,
-                 qemu=QEMU, guest_announce=True):
+                 qemu=QEMU, guest_announce=True, dimm_slots=0, extra_args=()):
         """A virtio-net NIC on each of `vhost_sockets` (a path, or a list:
         eth0, eth1 ...), each with `queue_pairs`. `legacy`: legacy-only
         virtio-net (no VERSION_1: the guest driver then negotiates
         ANY_LAYOUT). `mem_path`: the guest's RAM in a file there (a
         hugetlbfs mount: hugepages), else a memfd. Without `guest_announce`
         the NICs do not offer VIRTIO_NET_F_GUEST_ANNOUNCE: QEMU announces a
-        migrated guest with RARPs, through the backend (SEND_RARP)."""
+        migrated guest with RARPs, through the backend (SEND_RARP).
+        `dimm_slots`: room for that many memory DIMMs of up to DIMM_MB each
+        to be hot-plugged (the guest onlines them); `extra_args`: more of
+        QEMU's command line (the destination's DIMMs)."""
         self.name = name
         self.console_path = os.path.join(workdir, f"{name}-console.log")
         self.qmp_path = os.path.join(workdir, f"{name}-qmp.sock")
@@ -143,13 +147,17 @@ class Vm(Proc):
         # vhost-user needs the guest's RAM shared with the backend.
         mem = (f"memory-backend-file,id=mem,size={mem_mb}M,mem-path={mem_path},share=on" if mem_path
                else f"memory-backend-memfd,id=mem,size={mem_mb}M,share=on")
-        argv = [qemu, "-machine", "pc,accel=tcg", "-smp", "1", "-m", f"{mem_mb}M",
+        size = f"{mem_mb}M" + (f",slots={dimm_slots},maxmem={mem_mb + dimm_slots * DIMM_MB}M"
+                               if dimm_slots else "")
+        append = f"console=ttyS0 quiet panic=-1 mlx5a.qp={queue_pairs} mlx5a.nics={self.nics}" + \
+            (" memhp_default_state=online_movable" if dimm_slots else "")
+        argv = [qemu, "-machine", "pc,accel=tcg", "-smp", "1", "-m", size,
                 "-object", mem,
                 "-numa", "node,memdev=mem",
                 "-kernel", os.path.join(guest_dir, "vmlinuz"),
                 "-initrd", os.path.join(guest_dir, "initrd.gz"),
-                "-append", f"console=ttyS0 quiet panic=-1 mlx5a.qp={queue_pairs} mlx5a.nics={self.nics}",
-                ] + nic_args + [
+                "-append", append,
+                ] + nic_args + list(extra_args) + [
                 "-nodefaults", "-display", "none", "-no-reboot",
                 "-serial", f"file:{self.console_path}",
                 "-qmp", f"unix:{self.qmp_path},server=on,wait=off"]

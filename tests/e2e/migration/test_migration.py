@@ -262,14 +262,20 @@ def slow_paused_migration(bed, vm, src, dst):
     return bed.migrate(vm, src, dst, paused=True, max_bandwidth=48 << 20)
 
 
-def check_ram(bed, m):
-    """Both guests' RAM identical page for page: every page the source's
-    device wrote during the pre-copy (RX buffers, used rings) was logged
-    dirty and sent again. Both VMs must be stopped."""
+def check_ram(bed, m, ranges=((0, qemu.MEM_MB << 20),)):
+    """Both guests' RAM identical page for page over `ranges` (guest
+    physical (address, size)): every page the source's device wrote during
+    the pre-copy (RX buffers, used rings) was logged dirty and sent again.
+    Both VMs must be stopped."""
+    for gpa, size in ranges:
+        check_ram_range(bed, m, gpa, size)
+
+
+def check_ram_range(bed, m, gpa, size):
     dumps = []
     for side in (m.src_vm, m.dst_vm):
-        path = os.path.join(bed.workdir, f"{side.name}.ram")
-        side.qmp.cmd("pmemsave", val=0, size=qemu.MEM_MB << 20, filename=path)
+        path = os.path.join(bed.workdir, f"{side.name}-{gpa:x}.ram")
+        side.qmp.cmd("pmemsave", val=gpa, size=size, filename=path)
         dumps.append(path)
     if not filecmp.cmp(dumps[0], dumps[1], shallow=False):
         with open(dumps[0], "rb") as f0, open(dumps[1], "rb") as f1:
@@ -283,10 +289,10 @@ def check_ram(bed, m):
                     diff.append(page)
                 page += 1
         raise AssertionError(f"{len(diff)} guest pages differ after migration, e.g. GPA "
-                             + ", ".join(hex(p * PAGE) for p in diff[:8]))
+                             + ", ".join(hex(gpa + p * PAGE) for p in diff[:8]))
     for path in dumps:
         os.unlink(path)
-    print(f"guest RAM identical ({(qemu.MEM_MB << 20) // PAGE} pages)")
+    print(f"guest RAM identical from {gpa:#x} ({size // PAGE} pages)")
 
 
 def case_legacy(a):
