@@ -330,13 +330,13 @@ def case_hugepages_dirty_log(a):
         dirty_log(bed)
 
 
-def case_nics(strategy):
-    """A VM with 4 NICs of 4 queue pairs, each a device of its own on both
-    hosts: every NIC's bases, ledgers, traffic, announce and features."""
+def case_nics(strategy, nics=4, queue_pairs=4):
+    """A VM with `nics` NICs of `queue_pairs`, each a device of its own on
+    both hosts: every NIC's bases, ledgers, traffic, announce and features."""
     def run(a):
-        with bed_of(a, 4, nics=4) as bed:
+        with bed_of(a, queue_pairs, nics=nics) as bed:
             m = one_migration(bed, strategy)
-            print(f"4 NICs migrated: VM network downtime {m.vm_network_ms():.1f} ms")
+            print(f"{nics} NICs migrated: VM network downtime {m.vm_network_ms():.1f} ms")
     return run
 
 
@@ -599,6 +599,7 @@ CASES = {
     "kill-during-conf": case_kill_during_conf(1),
     "nics4-async": case_nics("async"),
     "nics4-sequential": case_nics("sequential"),
+    "nics8-async": case_nics("async", nics=8, queue_pairs=2),
     "nics4-overlap": case_nics_overlap,
     "nics4-kill-during-conf": case_kill_during_conf(4),
     "nics4-sigterm-during-starts": case_sigterm_during_starts,
