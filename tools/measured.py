@@ -6,8 +6,9 @@
   measured.py report [FILE...]          fills each marked block of the docs
                                         (./run report)
   measured.py check [FILE...]           every marked block names a ./run
-                                        command, its tables parse, and the
-                                        blocks of one name agree (a test)
+                                        command, its tables parse, the
+                                        blocks of one name agree, and all
+                                        come from one clean commit (a test)
 
 FILE: by default the docs, README.md, doc/*.md and doc/guides/*.md. A
 marked block:
@@ -22,7 +23,9 @@ marked block:
 summary-heuristics.json exists, out/bench/heuristics.json (`./run bench`). report fills every block of a name from
 that file; where it does not exist (the command was not run in this tree),
 from the first doc whose block of that name is filled, so that every doc
-shows the same run."""
+shows the same run. report refuses (and writes nothing) where a block would
+come from a dirty tree or the blocks from more than one commit: the docs show
+one clean commit's measurements."""
 import glob
 import json
 import os
@@ -107,8 +110,30 @@ def bodies(files):
     return out
 
 
+def stamp_problems(stamps):
+    """stamps: (where, commit) of every block. What keeps them from being
+    one clean commit's measurements."""
+    bad = [f"{where}: measured at {rev}, a tree with uncommitted changes (commit, then run it again)"
+           for where, rev in stamps if rev.endswith("-dirty")]
+    revs = {}
+    for where, rev in stamps:
+        revs.setdefault(rev.removesuffix("-dirty")[:7], []).append(where)
+    if len(revs) > 1:
+        bad.append("blocks from more than one commit: " +
+                   "; ".join(f"{rev}: {', '.join(ws)}" for rev, ws in sorted(revs.items())))
+    return bad
+
+
 def report(files):
     source = bodies(docs() if not files else files)
+    stamps = [(f"{key} (from {where})", STAMP.search(body).group(2))
+              for key, (body, where) in sorted(source.items()) if body is not None and STAMP.search(body)]
+    bad = stamp_problems(stamps)
+    if bad:
+        for b in bad:
+            print(f"report: {b}", file=sys.stderr)
+        print("report: nothing written", file=sys.stderr)
+        return 1
     for path in files or docs():
         text = read(path)
         new = BLOCK.sub(lambda m: m.group(1) + (source[key_of(m)][0] or m.group(4)) + m.group(5), text)
@@ -122,6 +147,7 @@ def report(files):
         elif not where.startswith("out/"):
             print(f"report: {key}: no out/{name} summary (run ./run {name}); every block as in {where}",
                   file=sys.stderr)
+    return 0
 
 
 def run_commands():
@@ -167,16 +193,20 @@ def block_problems(where, name, body, commands):
 
 
 def check(files):
-    bad, blocks, seen = [], 0, {}
+    bad, blocks, seen, stamps = [], 0, {}, []
     commands = run_commands()
     for path in files or docs():
         for m in BLOCK.finditer(read(path)):
             blocks += 1
             where = f"{os.path.relpath(path, TOP)}: block {key_of(m)}"
             bad += block_problems(where, m.group(2), m.group(4), commands)
+            stamp = STAMP.search(m.group(4))
+            if stamp:
+                stamps.append((where, stamp.group(2)))
             first = seen.setdefault(key_of(m), (where, m.group(4)))
             if first[1] != m.group(4):
                 bad.append(f"{where}: differs from {first[0]} (./run report makes them one)")
+    bad += stamp_problems(stamps)
     for b in bad:
         print(b)
     print(f"measured: {blocks} blocks, {len(bad)} problems")
@@ -187,7 +217,7 @@ if __name__ == "__main__":
     if len(sys.argv) >= 4 and sys.argv[1] == "write":
         write_summary(sys.argv[2], sys.argv[3], sys.stdin.read())
     elif len(sys.argv) >= 2 and sys.argv[1] == "report":
-        report(sys.argv[2:])
+        sys.exit(report(sys.argv[2:]))
     elif len(sys.argv) >= 2 and sys.argv[1] == "check":
         sys.exit(check(sys.argv[2:]))
     else:

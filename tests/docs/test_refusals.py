@@ -12,6 +12,8 @@ REFUSALS = {
     "unknown-command.md": "./run has no command nosuch",
     "ragged-table.md": "rows of [2, 3] cells in one table",
     "disagreeing-blocks.md": "differs from",
+    "dirty-tree.md": "a tree with uncommitted changes",
+    "two-commits.md": "blocks from more than one commit",
 }
 
 
