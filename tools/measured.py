@@ -8,7 +8,8 @@
   measured.py check [FILE...]           every marked block names a ./run
                                         command, its tables parse, the
                                         blocks of one name agree, and all
-                                        come from one clean commit (a test)
+                                        come from one clean commit; no
+                                        history wording (a test)
 
 FILE: by default the docs, README.md, doc/*.md and doc/guides/*.md. A
 marked block:
@@ -35,6 +36,10 @@ import sys
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BLOCK = re.compile(r"(<!-- measured: ([\w-]+)(?: ([\w-]+))? -->\n)(.*?)(<!-- /measured -->)", re.S)
+# Wording that tells how the code changed, not what it is (docs describe
+# the design as it is; git log holds its history).
+HISTORY = re.compile(r"\b(now (?:refuses|does|has|waits|takes|uses|sends)|no longer|used to|previously|"
+                     r"formerly|this session|(?:removed|added|fixed)\b[^.\n]{0,40}\bat [0-9a-f]{7,40})\b", re.I)
 STAMP = re.compile(r"^`(\./run [\w-]+)[^`]*` at ([0-9a-f]{7,40}(?:-dirty)?)\b", re.M)
 
 
@@ -196,7 +201,12 @@ def check(files):
     bad, blocks, seen, stamps = [], 0, {}, []
     commands = run_commands()
     for path in files or docs():
-        for m in BLOCK.finditer(read(path)):
+        text = read(path)
+        for m in HISTORY.finditer(text):
+            line = text.count("\n", 0, m.start()) + 1
+            bad.append(f"{os.path.relpath(path, TOP)}:{line}: history wording '{m.group(0)}' "
+                       "(say what the design is; git log has how it changed)")
+        for m in BLOCK.finditer(text):
             blocks += 1
             where = f"{os.path.relpath(path, TOP)}: block {key_of(m)}"
             bad += block_problems(where, m.group(2), m.group(4), commands)

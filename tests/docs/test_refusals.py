@@ -14,6 +14,7 @@ REFUSALS = {
     "disagreeing-blocks.md": "differs from",
     "dirty-tree.md": "a tree with uncommitted changes",
     "two-commits.md": "blocks from more than one commit",
+    "history-wording.md": "history wording 'no longer'",
 }
 
 
