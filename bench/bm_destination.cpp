@@ -41,7 +41,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/linked_emulator.hpp"
+#include "testkit/linked_emulator.hpp"
 #include "bench_common.hpp"
 #include "drivers/emu/emu.hpp"
 #include "vdpa/mlx5async/core/device.hpp"

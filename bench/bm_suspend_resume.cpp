@@ -21,7 +21,7 @@
 #include "bench_common.hpp"
 #include "common/devx/engine.hpp"
 #include "drivers/emu/emu.hpp"
-#include "tests/support/emu_virtqs.hpp"
+#include "testkit/emu_virtqs.hpp"
 
 namespace mlx5async::bench {
 namespace {

@@ -1,7 +1,7 @@
 // vdpa-testpmd: shared state of the application.
 //
 // The app drives mlx5async vDPA devices through the public API only:
-// rte_vhost / rte_vdpa and include/rte_pmd_mlx5async.h.
+// rte_vhost / rte_vdpa and include/mlx5async/rte_pmd_mlx5async.h.
 #pragma once
 
 #include <atomic>

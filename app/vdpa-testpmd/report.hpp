@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "app.hpp"
-#include "cycles.hpp"
+#include "op_result.hpp"
 
 namespace vdpa_testpmd {
 

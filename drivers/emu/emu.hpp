@@ -40,7 +40,7 @@ Device* device_of(ibv_context* ctx);
 // A fault rule (fault_rule.hpp) on device `name`; "vq=N" names the virtq
 // object of queue N (plugin.cpp, also mlx5emu_fault).
 Result<void> inject_fault(std::string_view name, std::string_view rule);
-// The model's ideal of a multi-queue operation (include/mlx5emu.h,
+// The model's ideal of a multi-queue operation (include/mlx5emu/mlx5emu.h,
 // mlx5emu_ideal_ns): the one formula, for the bench and for applications.
 uint64_t ideal_ns(const Profile& p, bool suspend, uint32_t queues, uint32_t max_inflight);
 

@@ -57,7 +57,7 @@ public:
 
 private:
     explicit FdQueue(UniqueFd fd) : fd_(std::move(fd)) {}
-    mutable std::mutex mu_;
+    mutable std::mutex mu_;  // guards q_ and closed_; cv_ waits on it
     std::condition_variable cv_;
     std::deque<std::vector<std::byte>> q_;
     UniqueFd fd_;
@@ -94,7 +94,7 @@ public:
     size_t raise(uint16_t obj_type, uint32_t obj_id, uint16_t event, std::span<const std::byte> eqe);
 
 private:
-    std::mutex mu_;
+    std::mutex mu_;  // guards subs_ (subscribe and drop race raise)
     std::vector<Subscription> subs_;
 };
 

@@ -64,7 +64,7 @@ private:
         FaultRule rule;
         uint64_t seen = 0;
     };
-    std::mutex mu_;
+    std::mutex mu_;  // guards next_id_ and rules_ (armed by control calls, read per command)
     uint32_t next_id_ = 1;
     std::vector<Active> rules_;
 };

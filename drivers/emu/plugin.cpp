@@ -1,6 +1,6 @@
 // The emulator's two C faces: the backend entry the PMD loads
 // (common/devx/backend_plugin.hpp) and its own API for programs that drive
-// it (include/mlx5emu.h). Both address devices by name through the
+// it (include/mlx5emu/mlx5emu.h). Both address devices by name through the
 // registry; nothing here throws across the boundary.
 #include <algorithm>
 #include <cerrno>
@@ -133,6 +133,15 @@ int mlx5emu_get_model(const char* device, mlx5emu_model* m) {
     if (!dev || !m) return -ENOENT;
     const auto& p = dev->profile();
     *m = {uint64_t(p.timing.modify_us) * 1000, uint64_t(p.timing.query_us) * 1000, p.max_inflight};
+    return 0;
+}
+
+int mlx5emu_get_objects(const char* device, mlx5emu_objects* o) {
+    auto* dev = device ? mlx5async::emu::find_device(device) : nullptr;
+    if (!dev || !o) return -ENOENT;
+    const auto c = dev->object_counts();
+    *o = {uint32_t(c.pds),      uint32_t(c.uars),   uint32_t(c.umems), uint32_t(c.mkeys), uint32_t(c.counters),
+          uint32_t(c.virtqs),   uint32_t(c.cqs),    uint32_t(c.qps),   uint32_t(c.sqs)};
     return 0;
 }
 

@@ -10,7 +10,7 @@ namespace mlx5async::emu {
 namespace {
 
 struct Registry {
-    std::mutex mu;
+    std::mutex mu;  // guards devices and next_index (create, lookup and close race)
     std::map<std::string, std::shared_ptr<Device>, std::less<>> devices;
     uint32_t next_index = 0;
 };

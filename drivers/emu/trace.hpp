@@ -39,7 +39,7 @@ public:
     void clear();
 
 private:
-    mutable std::mutex mu_;
+    mutable std::mutex mu_;  // guards ring_ (records come from every command thread)
     size_t cap_;
     std::deque<TraceEntry> ring_;
 };

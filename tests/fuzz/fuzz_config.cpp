@@ -10,7 +10,7 @@
 #include "emu/fault_rule.hpp"
 #include "emu/profile.hpp"
 #include "fuzz_check.hpp"
-#include "tests/support/linked_emulator.hpp"
+#include "testkit/linked_emulator.hpp"
 #include "vdpa/mlx5async/core/config.hpp"
 
 namespace core = mlx5async::core;

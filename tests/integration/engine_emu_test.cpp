@@ -10,7 +10,7 @@
 #include "common/prm/opcodes.hpp"
 #include "common/prm/status.hpp"
 #include "engine_fixture.hpp"
-#include "tests/support/proc_counts.hpp"
+#include "testkit/proc_counts.hpp"
 
 namespace mlx5async::devx {
 namespace {

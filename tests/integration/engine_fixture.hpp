@@ -12,7 +12,7 @@
 #include "common/base/log_sink.hpp"
 #include "common/devx/engine.hpp"
 #include "drivers/emu/emu.hpp"
-#include "tests/support/emu_virtqs.hpp"
+#include "testkit/emu_virtqs.hpp"
 
 namespace mlx5async::devx {
 

@@ -11,6 +11,9 @@ import re
 import sys
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]')
+# Where the project's headers are found by a quoted include: the layers, and
+# the public APIs (the driver's and the emulator's, installed apart).
+PROJECT_INCLUDE_DIRS = ("drivers", "include/mlx5async", "include/mlx5emu")
 DPDK = re.compile(r'^(rte_|vdpa_driver\.h|bus_|ethdev_)')
 
 # folder -> (project folders it may include from, whether DPDK headers are allowed)
@@ -61,8 +64,7 @@ def check(root):
                             continue
                         if "/" not in inc and os.path.exists(os.path.join(here, inc)):
                             continue  # its own folder
-                        if not os.path.exists(os.path.join(root, "drivers", inc)) and \
-                                not os.path.exists(os.path.join(root, "include", inc)):
+                        if not any(os.path.exists(os.path.join(root, d, inc)) for d in PROJECT_INCLUDE_DIRS):
                             continue  # a system or generated header
                         if not any(inc == a or inc.startswith(a + "/") for a in allowed):
                             bad.append(f"{where}: {layer} may include only {', '.join(allowed)}")

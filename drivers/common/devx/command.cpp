@@ -17,6 +17,18 @@ uint16_t opcode_of(const std::vector<std::byte>& in) {
     return r ? *r : 0;
 }
 
+CmdVerb verb_of(CmdKind kind) noexcept {
+    switch (kind) {
+    case CmdKind::Create:
+    case CmdKind::RegUmem: return CmdVerb::Create;
+    case CmdKind::Modify: return CmdVerb::Modify;
+    case CmdKind::Query: return CmdVerb::Query;
+    case CmdKind::Destroy: return CmdVerb::Destroy;
+    case CmdKind::General: return CmdVerb::General;
+    }
+    return CmdVerb::General;
+}
+
 // A general object's obj_type from its command's header (0 for other commands).
 uint16_t obj_type_of(uint16_t opcode, const std::vector<std::byte>& in) {
     if (!prm::is_throttled_opcode(opcode)) return 0;
@@ -29,7 +41,7 @@ Command on_obj(CmdKind kind, const DevxObj& obj, std::vector<std::byte> in, size
     Command c;
     c.kind = kind;
     c.opcode = opcode_of(in);
-    c.type = classify_command(kind, c.opcode, obj_type_of(c.opcode, in));
+    c.type = classify_command(verb_of(kind), c.opcode, obj_type_of(c.opcode, in));
     c.obj_id = obj.obj_id();
     c.queue = queue;
     c.obj = obj.get();
@@ -44,7 +56,7 @@ Command on_ctx(CmdKind kind, const Context& ctx, std::vector<std::byte> in, size
     Command c;
     c.kind = kind;
     c.opcode = opcode_of(in);
-    c.type = classify_command(kind, c.opcode, obj_type_of(c.opcode, in));
+    c.type = classify_command(verb_of(kind), c.opcode, obj_type_of(c.opcode, in));
     c.queue = queue;
     c.ctx = ctx.get();
     c.api = ctx.api();
@@ -105,7 +117,7 @@ Command Command::destroy(DevxObj&& obj, int queue) {
     Command c;
     c.kind = CmdKind::Destroy;
     c.opcode = op(prm::Opcode::DESTROY_GENERAL_OBJECT);
-    c.type = classify_command(CmdKind::Destroy, c.opcode, obj.obj_type());
+    c.type = classify_command(CmdVerb::Destroy, c.opcode, obj.obj_type());
     c.obj_id = obj.obj_id();
     c.queue = queue;
     c.obj = obj.get();
@@ -122,7 +134,7 @@ Command Command::general(const Context& ctx, std::vector<std::byte> in, size_t o
 Command Command::reg_umem(const Context& ctx, void* addr, size_t size, uint32_t access, int queue) {
     Command c = on_ctx(CmdKind::RegUmem, ctx, {}, 0, queue);
     c.opcode = op(prm::Opcode::CREATE_UMEM);
-    c.type = classify_command(CmdKind::RegUmem, c.opcode, 0);
+    c.type = classify_command(CmdVerb::Create, c.opcode, 0);
     c.umem_addr = addr;
     c.umem_size = size;
     c.umem_access = access;
@@ -206,6 +218,22 @@ bool EntryResult::ok() const noexcept {
     for (const auto& s : steps)
         if (!s.ok()) return false;
     return true;
+}
+
+void record_step(CommandStats& stats, const StepResult& r) {
+    LatencyHistogram& h = stats.latency[r.type.index()];
+    switch (r.state) {
+    case StepState::Done: h.record(uint64_t(r.latency.count())); break;
+    case StepState::Failed:
+        // A step refused before it reached the device (a malformed entry) has no latency.
+        if (r.issued_at != std::chrono::steady_clock::time_point{}) h.record(uint64_t(r.latency.count()));
+        stats.count_error(r.type, r.status, r.status ? r.syndrome : uint32_t(r.sys_errno), 1);
+        break;
+    case StepState::TimedOut:
+        if (!r.never_issued) ++h.timed_out;
+        break;
+    default: break;
+    }
 }
 
 }  // namespace mlx5async::devx

@@ -200,6 +200,10 @@ struct StepResult {
     Error error() const;
 };
 
+// What `stats` keeps of one step of a batch that returned: its latency when
+// it completed, its error when it failed; Queued or Cancelled steps never ran.
+void record_step(CommandStats& stats, const StepResult& r);
+
 struct EntryResult {
     int queue = -1;
     std::vector<StepResult> steps;

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <bit>
 
-#include "command.hpp"
 #include "common/prm/opcodes.hpp"
 
 namespace mlx5async::devx {
@@ -12,18 +11,6 @@ namespace {
 constexpr const char* kVerbNames[kCmdVerbs] = {"create", "modify", "query", "destroy", "general"};
 constexpr const char* kObjectNames[kCmdObjects] = {"virtq", "counters", "umem", "mkey",
                                                    "qp",    "cq",       "sq",   "other"};
-
-CmdVerb verb_of(CmdKind kind) noexcept {
-    switch (kind) {
-    case CmdKind::Create:
-    case CmdKind::RegUmem: return CmdVerb::Create;
-    case CmdKind::Modify: return CmdVerb::Modify;
-    case CmdKind::Query: return CmdVerb::Query;
-    case CmdKind::Destroy: return CmdVerb::Destroy;
-    case CmdKind::General: return CmdVerb::General;
-    }
-    return CmdVerb::General;
-}
 
 CmdObject object_of(uint16_t opcode, uint16_t obj_type) noexcept {
     using prm::Opcode;
@@ -59,8 +46,8 @@ std::string cmd_type_name(CmdType t) {
     return std::string(kVerbNames[size_t(t.verb)]) + "_" + kObjectNames[size_t(t.object)];
 }
 
-CmdType classify_command(CmdKind kind, uint16_t opcode, uint16_t obj_type) noexcept {
-    return {verb_of(kind), object_of(opcode, obj_type)};
+CmdType classify_command(CmdVerb verb, uint16_t opcode, uint16_t obj_type) noexcept {
+    return {verb, object_of(opcode, obj_type)};
 }
 
 size_t LatencyHistogram::bucket_of(uint64_t ns) noexcept {
@@ -109,22 +96,6 @@ void CommandStats::count_error(CmdType t, uint8_t status, uint32_t syndrome, uin
         return;
     }
     fw_errors.push_back({t, status, syndrome, n});
-}
-
-void CommandStats::record(const StepResult& r) {
-    LatencyHistogram& h = latency[r.type.index()];
-    switch (r.state) {
-    case StepState::Done: h.record(uint64_t(r.latency.count())); break;
-    case StepState::Failed:
-        // A step refused before it reached the device (a malformed entry) has no latency.
-        if (r.issued_at != std::chrono::steady_clock::time_point{}) h.record(uint64_t(r.latency.count()));
-        count_error(r.type, r.status, r.status ? r.syndrome : uint32_t(r.sys_errno), 1);
-        break;
-    case StepState::TimedOut:
-        if (!r.never_issued) ++h.timed_out;
-        break;
-    default: break;
-    }
 }
 
 void CommandStats::merge(const CommandStats& o) {

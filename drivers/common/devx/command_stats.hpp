@@ -14,9 +14,6 @@
 
 namespace mlx5async::devx {
 
-enum class CmdKind : uint8_t;
-struct StepResult;
-
 enum class CmdVerb : uint8_t { Create, Modify, Query, Destroy, General };
 enum class CmdObject : uint8_t { Virtq, Counters, Umem, Mkey, Qp, Cq, Sq, Other };
 inline constexpr size_t kCmdVerbs = 5;
@@ -37,9 +34,9 @@ struct CmdType {
 };
 // "create_virtq", "modify_counters", "general_other" ...
 std::string cmd_type_name(CmdType t);
-// From how the command reaches the device, its PRM opcode and, for general
-// objects, their obj_type.
-CmdType classify_command(CmdKind kind, uint16_t opcode, uint16_t obj_type) noexcept;
+// From what the command does, its PRM opcode and, for general objects,
+// their obj_type.
+CmdType classify_command(CmdVerb verb, uint16_t opcode, uint16_t obj_type) noexcept;
 
 struct LatencyHistogram {
     // Bucket b counts latencies in [2^b, 2^(b+1)) ns (bucket 0 also 0 ns);
@@ -74,9 +71,6 @@ struct CommandStats {
     uint64_t fw_errors_unkeyed = 0;
     static constexpr size_t kMaxErrorKeys = 64;
 
-    // One step of a batch that returned: its latency when it completed,
-    // its error when it failed; Queued or Cancelled steps never ran.
-    void record(const StepResult& r);
     void merge(const CommandStats& o);
     void count_error(CmdType t, uint8_t status, uint32_t syndrome, uint64_t n);
 };

@@ -462,7 +462,7 @@ BatchResult Engine::run(Batch&& batch, Clock::time_point deadline) {
     if (m.opt.command_stats) {
         std::lock_guard slk(m.stats_mu);
         for (const EntryResult& e : r.entries)
-            for (const StepResult& s : e.steps) m.cmd_stats.record(s);
+            for (const StepResult& s : e.steps) record_step(m.cmd_stats, s);
     }
     if (m.opt.observer) m.opt.observer->batch_returned(label, r);
     return r;

@@ -136,12 +136,12 @@ private:
     std::vector<Doorbell> doorbells_;
     std::vector<UarPage> uars_;       // under db_mu_
     std::vector<uint32_t> irq_owed_;  // virtqs owing an interrupt (under st_.mu)
-    std::mutex wake_mu_;
+    std::mutex wake_mu_;  // guards woken_; wake_cv_ waits on it
     std::condition_variable_any wake_cv_;
     bool woken_ = false;  // under wake_mu_
     std::atomic<bool> kicked_{false};
     uint32_t hot_ = 0;  // passes left that scan all pairs (thread only)
-    mutable std::mutex stats_mu_;
+    mutable std::mutex stats_mu_;  // guards stats_ (the thread writes, telemetry reads)
     DatapathStats stats_;
     std::jthread thread_;  // last: stops first
 };

@@ -1,4 +1,4 @@
-// include/rte_pmd_mlx5async.h: the application-facing API.
+// include/mlx5async/rte_pmd_mlx5async.h: the application-facing API.
 #include "rte_pmd_mlx5async.h"
 
 #include <rte_vhost.h>

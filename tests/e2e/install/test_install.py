@@ -67,7 +67,7 @@ def driver_files(a):
         os.path.join(a.pmd_dir, PMD + ".0"),
         os.path.join(p, a.libdir, PMD),
         os.path.join(p, a.libdir, PMD + ".0"),
-        os.path.join(p, a.includedir, "rte_pmd_mlx5async.h"),
+        os.path.join(p, a.includedir, "mlx5async", "rte_pmd_mlx5async.h"),
         os.path.join(p, a.libdir, "pkgconfig", "libmlx5async.pc"),
         os.path.join(p, a.bindir, "vdpa-testpmd"),
         os.path.join(p, a.datadir, "doc", "mlx5async", "mlx5async.md"),
@@ -78,7 +78,7 @@ def driver_files(a):
 def emulator_files(a):
     """The emulator plugin's: the library the PMD loads for emu= and its API."""
     p = a.prefix
-    return [os.path.join(p, a.libdir, "libmlx5emu.so.0"), os.path.join(p, a.includedir, "mlx5emu.h")]
+    return [os.path.join(p, a.libdir, "libmlx5emu.so.0"), os.path.join(p, a.includedir, "mlx5emu", "mlx5emu.h")]
 
 
 def installed_files(a):

@@ -6,7 +6,7 @@
 
 #include "mlx5async_config.h"
 #if MLX5ASYNC_HAVE_EMULATOR
-#include "tests/support/linked_emulator.hpp"  // emu= specs checked by the linked emulator
+#include "testkit/linked_emulator.hpp"  // emu= specs checked by the linked emulator
 #endif
 
 namespace mlx5async::core {

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "emu/emu.hpp"
-#include "tests/support/eventually.hpp"
-#include "tests/support/linked_emulator.hpp"
+#include "testkit/eventually.hpp"
+#include "testkit/linked_emulator.hpp"
 #include "vdpa/mlx5async/core/device.hpp"
 
 namespace mlx5async::core::testing_support {

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <thread>
 
-#include "tests/support/eventually.hpp"
+#include "testkit/eventually.hpp"
 #include "common/base/unique_fd.hpp"
 #include "common/prm/opcodes.hpp"
 #include "common/prm/status.hpp"

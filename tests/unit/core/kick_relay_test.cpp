@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "tests/support/eventually.hpp"
+#include "testkit/eventually.hpp"
 #include "common/base/log_sink.hpp"
 #include "vdpa/mlx5async/core/kick_relay.hpp"
 

@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "core_fixture.hpp"
-#include "tests/support/proc_counts.hpp"
+#include "testkit/proc_counts.hpp"
 
 namespace mlx5async::core {
 namespace {

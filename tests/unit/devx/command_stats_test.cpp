@@ -10,7 +10,7 @@
 
 #include "common/devx/engine.hpp"
 #include "common/prm/opcodes.hpp"
-#include "tests/support/fake_devx_api.hpp"
+#include "testkit/fake_devx_api.hpp"
 #include "tests/unit/devx/fake_engine_names.hpp"
 
 namespace mlx5async::devx {
@@ -89,14 +89,14 @@ TEST(CommandStats, TypesAreNamedAndRoundTrip) {
     EXPECT_EQ(cmd_type_name(kModifyVirtq), "modify_virtq");
     EXPECT_EQ(cmd_type_name({CmdVerb::Create, CmdObject::Umem}), "create_umem");
     const auto op = [](prm::Opcode o) { return uint16_t(o); };
-    EXPECT_EQ(classify_command(CmdKind::Create, op(prm::Opcode::CREATE_MKEY), 0),
+    EXPECT_EQ(classify_command(CmdVerb::Create, op(prm::Opcode::CREATE_MKEY), 0),
               (CmdType{CmdVerb::Create, CmdObject::Mkey}));
-    EXPECT_EQ(classify_command(CmdKind::Modify, op(prm::Opcode::RST2INIT_QP), 0),
+    EXPECT_EQ(classify_command(CmdVerb::Modify, op(prm::Opcode::RST2INIT_QP), 0),
               (CmdType{CmdVerb::Modify, CmdObject::Qp}));
-    EXPECT_EQ(classify_command(CmdKind::Create, op(prm::Opcode::CREATE_GENERAL_OBJECT),
+    EXPECT_EQ(classify_command(CmdVerb::Create, op(prm::Opcode::CREATE_GENERAL_OBJECT),
                                uint16_t(prm::ObjType::VIRTIO_Q_COUNTERS)),
               (CmdType{CmdVerb::Create, CmdObject::Counters}));
-    EXPECT_EQ(classify_command(CmdKind::General, op(prm::Opcode::QUERY_SPECIAL_CONTEXTS), 0),
+    EXPECT_EQ(classify_command(CmdVerb::General, op(prm::Opcode::QUERY_SPECIAL_CONTEXTS), 0),
               (CmdType{CmdVerb::General, CmdObject::Other}));
 }
 

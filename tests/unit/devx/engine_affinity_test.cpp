@@ -13,9 +13,9 @@
 #include <thread>
 #include <vector>
 
-#include "tests/support/eventually.hpp"
+#include "testkit/eventually.hpp"
 #include "common/devx/engine.hpp"
-#include "tests/support/fake_devx_api.hpp"
+#include "testkit/fake_devx_api.hpp"
 
 namespace mlx5async::devx {
 namespace {

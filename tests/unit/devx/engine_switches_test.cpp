@@ -11,11 +11,11 @@
 #include <thread>
 #include <vector>
 
-#include "tests/support/eventually.hpp"
+#include "testkit/eventually.hpp"
 #include "common/devx/engine.hpp"
 #include "common/prm/general_obj.hpp"
 #include "common/prm/opcodes.hpp"
-#include "tests/support/fake_devx_api.hpp"
+#include "testkit/fake_devx_api.hpp"
 #include "tests/unit/devx/fake_engine_names.hpp"
 
 namespace mlx5async::devx {

@@ -12,7 +12,7 @@
 
 #include "common/base/log_sink.hpp"
 #include "common/prm/opcodes.hpp"
-#include "tests/support/fake_devx_api.hpp"
+#include "testkit/fake_devx_api.hpp"
 #include "tests/unit/devx/fake_engine_names.hpp"
 
 namespace mlx5async::devx {

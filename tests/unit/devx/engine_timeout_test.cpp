@@ -11,9 +11,9 @@
 #include "common/devx/engine.hpp"
 #include "common/prm/general_obj.hpp"
 #include "common/prm/status.hpp"
-#include "tests/support/fake_devx_api.hpp"
+#include "testkit/fake_devx_api.hpp"
 #include "tests/unit/devx/fake_engine_names.hpp"
-#include "tests/support/proc_counts.hpp"
+#include "testkit/proc_counts.hpp"
 
 namespace mlx5async::devx {
 namespace {

@@ -6,7 +6,7 @@
 #include <chrono>
 
 #include "common/prm/virtq.hpp"
-#include "tests/support/fake_devx_api.hpp"
+#include "testkit/fake_devx_api.hpp"
 
 namespace mlx5async::devx::fake_engine {
 

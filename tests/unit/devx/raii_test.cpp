@@ -10,7 +10,7 @@
 #include "common/base/log_sink.hpp"
 #include "common/prm/general_obj.hpp"
 #include "common/prm/opcodes.hpp"
-#include "tests/support/fake_devx_api.hpp"
+#include "testkit/fake_devx_api.hpp"
 
 namespace mlx5async::devx {
 namespace {

@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "emu_fixture.hpp"
-#include "tests/support/eventually.hpp"
+#include "testkit/eventually.hpp"
 
 namespace mlx5async::emu::test {
 namespace {

@@ -7,7 +7,7 @@
 #include <future>
 #include <thread>
 
-#include "tests/support/eventually.hpp"
+#include "testkit/eventually.hpp"
 #include "emu_fixture.hpp"
 
 namespace mlx5async::emu::test {

@@ -22,7 +22,7 @@
 #include "common/prm/counters.hpp"
 #include "emu/datapath/loopback.hpp"
 #include "emu/datapath/split_ring.hpp"
-#include "tests/support/eventually.hpp"
+#include "testkit/eventually.hpp"
 #include "tools/vhost-user-guest/split_ring_driver.hpp"
 
 namespace mlx5async::emu::test {

@@ -13,7 +13,7 @@
 #include "common/prm/sq.hpp"
 #include "common/prm/transport.hpp"
 #include "event_qp_fixture.hpp"
-#include "tests/support/eventually.hpp"
+#include "testkit/eventually.hpp"
 
 namespace mlx5async::emu::test {
 namespace {

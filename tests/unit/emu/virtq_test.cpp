@@ -1,6 +1,10 @@
 // VIRTIO_NET_Q CREATE / MODIFY / QUERY / DESTROY through emu::api().
 #include "emu_fixture.hpp"
 
+#include <cerrno>
+
+#include "mlx5emu.h"
+
 namespace mlx5async::emu::test {
 namespace {
 
@@ -84,6 +88,25 @@ TEST_F(Virtq, DestroyReleasesAndStaleIdFails) {
     ASSERT_EQ(other.ret.rc, 0);
     EXPECT_NE(other.id, id);
     EXPECT_FALSE(dev_->virtq_info(id));
+}
+
+TEST_F(Virtq, EmulatorApiCountsTheObjectsTheDeviceHolds) {
+    mlx5emu_objects before{};
+    ASSERT_EQ(mlx5emu_get_objects(name_.c_str(), &before), 0);
+    EXPECT_EQ(before.pds, 1u);  // the fixture's
+    EXPECT_EQ(before.virtqs, 0u);
+    Vq vq = create_virtq(valid_attr(0));
+    ASSERT_EQ(vq.ret.rc, 0);
+    mlx5emu_objects with{};
+    ASSERT_EQ(mlx5emu_get_objects(name_.c_str(), &with), 0);
+    EXPECT_EQ(with.virtqs, 1u);
+    EXPECT_EQ(with.umems, before.umems + 3) << "a virtq's three umems";
+    ASSERT_EQ(destroy_obj(vq.obj), 0);
+    mlx5emu_objects after{};
+    ASSERT_EQ(mlx5emu_get_objects(name_.c_str(), &after), 0);
+    EXPECT_EQ(after.virtqs, 0u);
+    EXPECT_EQ(mlx5emu_get_objects("no-such-device", &after), -ENOENT);
+    EXPECT_EQ(mlx5emu_get_objects(name_.c_str(), nullptr), -ENOENT);
 }
 
 TEST_F(Virtq, KicksWhileSuspendedAreReplayedOnResume) {

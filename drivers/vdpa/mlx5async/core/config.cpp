@@ -1,7 +1,5 @@
 #include "config.hpp"
 
-#include "backend.hpp"
-
 #include <sys/un.h>
 
 #include <algorithm>

@@ -146,7 +146,7 @@ public:
     Result<void> set_dirty_logging(bool on, const DirtyLog& log);
     bool dirty_logging() const;  // snapshot
 
-    // Application API (include/rte_pmd_mlx5async.h).
+    // Application API (include/mlx5async/rte_pmd_mlx5async.h).
     Result<void> suspend_all();
     Result<void> resume_all();
     std::vector<VqInfo> vq_info() const;  // snapshot

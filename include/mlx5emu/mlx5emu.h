@@ -41,6 +41,23 @@ uint64_t mlx5emu_ideal_ns(const char *device, int suspend, uint32_t queues, uint
  * reason in err. */
 int mlx5emu_fault(const char *device, const char *rule, char *err, size_t errlen);
 
+/* The objects a device holds (the firmware's view, whoever made them):
+ * what a leak check compares over time. */
+struct mlx5emu_objects {
+	uint32_t pds;
+	uint32_t uars;
+	uint32_t umems;
+	uint32_t mkeys;
+	uint32_t counters;  /* virtio_q_counters */
+	uint32_t virtqs;
+	uint32_t cqs;
+	uint32_t qps;
+	uint32_t sqs;
+};
+
+/* 0, or -ENOENT when no emulated device has that name. */
+int mlx5emu_get_objects(const char *device, struct mlx5emu_objects *o);
+
 #ifdef __cplusplus
 }
 #endif
