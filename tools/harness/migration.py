@@ -42,6 +42,9 @@ class Migration:
 
     def __init__(self, src_vm, dst_vm, src_host, dst_host, src_mark, dst_mark):
         self.src_vm, self.dst_vm = src_vm, dst_vm
+        # The host devices that serve the VM's NICs, NIC k on devices[k]
+        # (the same on both hosts); the ledger lists below follow them.
+        self.devices = list(range(src_vm.first_device, src_vm.first_device + src_vm.nics))
         self.src_host, self.dst_host = src_host, dst_host
         self.src_mark, self.dst_mark = src_mark, dst_mark
         self.info = {}          # the source's final query-migrate
@@ -51,6 +54,17 @@ class Migration:
         self.dst_ledgers = []
         self.src_events = []    # QMP events with their wall times
         self.dst_events = []
+        self.deadline = 0       # monotonic time by which finish() gives up
+        self.paused = False     # the destination left stopped (-S)
+        self.src_before = []    # each device's ledger before the migration
+        self.dst_before = []
+
+    def src_ledger_of(self, device):
+        """The source host's ledger of host device `device` after the stop."""
+        return self.src_ledgers[self.devices.index(device)]
+
+    def dst_ledger_of(self, device):
+        return self.dst_ledgers[self.devices.index(device)]
 
     @property
     def status(self):
@@ -82,7 +96,7 @@ class Migration:
         """From the source device's stop request to the destination
         device's first RARP on the wire (its pcap), on the one wall clock;
         None when it sent none since the stop."""
-        stop = self.src_ledgers[device]["stop_requested_wall_ns"]
+        stop = self.src_ledger_of(device)["stop_requested_wall_ns"]
         after = [t for t, _ in wire.rarps(self.dst_host.wire_pcaps[device]) if t >= stop]
         return (min(after) - stop) / 1e6 if after else None
 
@@ -101,12 +115,12 @@ class Migration:
         migration began (vhost names a used index it found different from
         the base it was given)."""
         out = []
-        for k in range(self.dst_vm.nics):
+        for k in self.devices:
             got = self.src_host.get_bases(self.src_mark, k)
             put = self.dst_host.set_bases(self.dst_mark, k)
             differ = {r: (got.get(r), put.get(r)) for r in sorted(set(got) | set(put))
                       if put.get(r) != (got.get(r), got.get(r))}
-            out.append(f"NIC {k}: {len(got)} bases answered, {len(put)} set, differing "
+            out.append(f"device {k}: {len(got)} bases answered, {len(put)} set, differing "
                        f"(answered, set): {differ}")
             out += [self.src_host.report(k), self.dst_host.report(k)]
         for host, mark in ((self.src_host, self.src_mark), (self.dst_host, self.dst_mark)):
@@ -191,24 +205,37 @@ class Testbed:
         self.hosts.append(h)
         return h
 
-    def _vm(self, host, **kw):
-        vm = Vm(self.guest_dir, self.workdir, f"vm{next(_seq)}", host.sockets[:self.nics],
+    def _vm(self, host, first_device=0, **kw):
+        """A QEMU whose NICs the host devices first_device .. + nics - 1
+        serve."""
+        sockets = host.sockets[first_device:first_device + self.nics]
+        assert len(sockets) == self.nics, f"{host.name} has no devices {first_device}..+{self.nics}"
+        vm = Vm(self.guest_dir, self.workdir, f"vm{next(_seq)}", sockets,
                 self.queue_pairs, legacy=self.legacy,
                 mem_path=self.hugepages.mount if self.hugepages else None, qemu=self.qemu,
-                guest_announce=self.guest_announce, **{**self.vm_options, **kw})
+                guest_announce=self.guest_announce, first_mac=first_device,
+                **{**self.vm_options, **kw})
         vm.host = host  # whose devices serve its NICs: for the failure reports
+        vm.first_device = first_device
         self.vms.append(vm)
         return vm
 
-    def boot(self, host, page_per_vq=False):
-        vm = self._vm(host, page_per_vq=page_per_vq)
+    def boot(self, host, page_per_vq=False, first_device=0, wait=True, timeout=180):
+        """A guest on `host`'s devices from `first_device`; with `wait`,
+        once its network runs (else call booted_on)."""
+        vm = self._vm(host, first_device, page_per_vq=page_per_vq)
+        if wait:
+            self.booted_on(vm, timeout)
+        return vm
+
+    def booted_on(self, vm, timeout=180):
         try:
-            vm.up_line = booted(vm)
+            vm.up_line = booted(vm, timeout)
         except AssertionError as e:
             # A NIC the guest set up short (no MQ, say): the devices' offers
             # and negotiations tell whose view was short.
-            raise AssertionError(f"{e}\n" + "\n".join(host.report(k) for k in range(vm.nics))) from e
-        return vm
+            raise AssertionError(f"{e}\n" + "\n".join(
+                vm.host.report(k) for k in range(vm.first_device, vm.first_device + vm.nics))) from e
 
     def begin(self, src_vm, dst_host, paused=False, page_per_vq=False, return_path=True,
               max_bandwidth=None, postcopy=False):
@@ -216,7 +243,8 @@ class Testbed:
         (-incoming defer) and returns that QEMU; the migration runs on. With
         `postcopy` both QEMUs are asked for postcopy-ram (the destination
         first, as QEMU checks its backends there)."""
-        dst_vm = self._vm(dst_host, incoming="defer", paused=paused, page_per_vq=page_per_vq)
+        dst_vm = self._vm(dst_host, src_vm.first_device, incoming="defer", paused=paused,
+                          page_per_vq=page_per_vq)
         caps = [{"capability": "events", "state": True},
                 {"capability": "return-path", "state": return_path}]
         if postcopy:
@@ -241,27 +269,43 @@ class Testbed:
         runs (unless paused) and both ledgers are final: the destination's
         with the guest's announce (its first gratuitous ARP through the
         device, QEMU asking the guest with VIRTIO_NET_F_GUEST_ANNOUNCE)."""
+        return self.finish(self.start(src_vm, src_host, dst_host, paused, page_per_vq, return_path,
+                                      max_bandwidth, timeout))
+
+    def start(self, src_vm, src_host, dst_host, paused=False, page_per_vq=False, return_path=True,
+              max_bandwidth=None, timeout=240):
+        """The first half of migrate(): the migration begun, its Migration
+        returned at once (several guests' migrations then run together);
+        finish() waits for it."""
         src_mark, dst_mark = src_host.mark(), dst_host.mark()
-        dst_before = [dst_host.ledger(k) for k in range(self.nics)]
-        src_before = [src_host.ledger(k) for k in range(self.nics)]
+        devices = range(src_vm.first_device, src_vm.first_device + src_vm.nics)
+        dst_before = [dst_host.ledger(k) for k in devices]
+        src_before = [src_host.ledger(k) for k in devices]
         dst_vm = self.begin(src_vm, dst_host, paused, page_per_vq, return_path, max_bandwidth)
         dst_vm.up_line = src_vm.up_line  # the same guest, booted once
         m = Migration(src_vm, dst_vm, src_host, dst_host, src_mark, dst_mark)
-        end = time.monotonic() + timeout
+        m.deadline = time.monotonic() + timeout
+        m.src_before, m.dst_before, m.paused = src_before, dst_before, paused
+        return m
+
+    def finish(self, m):
+        """The second half of migrate(): m once it completed and its ledgers
+        are final."""
+        src_vm, dst_vm, src_host, end = m.src_vm, m.dst_vm, m.src_host, m.deadline
         m.info = until(lambda: src_vm.qmp.cmd("query-migrate"),
-                       lambda i: i.get("status") in ("completed", "failed", "cancelled"), timeout,
-                       "end of the migration")
+                       lambda i: i.get("status") in ("completed", "failed", "cancelled"),
+                       max(1, end - time.monotonic()), "end of the migration")
         if m.status != "completed":
             raise AssertionError(f"migration {m.status}: {m.info.get('error-desc', m.info)}; "
                                  "source QEMU:\n" + "\n".join(src_vm.qemu_messages()[-20:]) +
                                  "\ndestination QEMU:\n" + "\n".join(dst_vm.qemu_messages()[-20:]))
-        m.src_ledgers = [wait_ledger(src_host, "stop_seq", src_before[k], "used_rings_logged_ns", end, k)
-                         for k in range(self.nics)]
+        m.src_ledgers = [wait_ledger(src_host, "stop_seq", m.src_before[i], "used_rings_logged_ns", end, k)
+                         for i, k in enumerate(m.devices)]
         m.src_ledger = m.src_ledgers[0]
         dst_vm.qmp.wait_event(lambda e: e["event"] == "MIGRATION" and
                               e["data"]["status"] == "completed", max(1, end - time.monotonic()))
-        if not paused:
-            self._wait_started(m, dst_before, end)
+        if not m.paused:
+            self._wait_started(m, m.dst_before, end)
         m.src_events = list(src_vm.qmp.events)
         m.dst_events = list(dst_vm.qmp.events)
         return m
@@ -270,11 +314,18 @@ class Testbed:
         """Runs the destination a migrate(paused=True) left stopped: QEMU
         then starts its vhost devices. Returns once both ledgers are final,
         as migrate() does for a running destination."""
+        self.resume_all([m], timeout)
+
+    def resume_all(self, ms, timeout=240):
+        """resume() of several paused destinations at once: every `cont`
+        sent before any wait."""
         end = time.monotonic() + timeout
-        before = [m.dst_host.ledger(k) for k in range(self.nics)]
-        m.dst_vm.qmp.cmd("cont")
-        self._wait_started(m, before, end)
-        m.dst_events = list(m.dst_vm.qmp.events)
+        befores = [[m.dst_host.ledger(k) for k in m.devices] for m in ms]
+        for m in ms:
+            m.dst_vm.qmp.cmd("cont")
+        for m, before in zip(ms, befores):
+            self._wait_started(m, before, end)
+            m.dst_events = list(m.dst_vm.qmp.events)
 
     def _wait_started(self, m, dst_before, end):
         """The destination VM's RESUME, then every destination device's
@@ -286,10 +337,10 @@ class Testbed:
             # A guest whose kernel panicked (or whose QEMU quit) announces
             # nothing: no use waiting.
             alive = lambda: m.dst_host.alive() and m.dst_vm.alive() and not m.dst_vm.kernel_panicked()
-            for k in range(self.nics):
-                wait_ledger(m.dst_host, "start_seq", dst_before[k], "all_ready_ns", end, k)
-            m.dst_ledgers = [wait_ledger(m.dst_host, "start_seq", dst_before[k], phase, end, k, alive)
-                             for k in range(self.nics)]
+            for i, k in enumerate(m.devices):
+                wait_ledger(m.dst_host, "start_seq", dst_before[i], "all_ready_ns", end, k)
+            m.dst_ledgers = [wait_ledger(m.dst_host, "start_seq", dst_before[i], phase, end, k, alive)
+                             for i, k in enumerate(m.devices)]
         except AssertionError as e:
             # A guest that never announces may have died or stopped on the
             # destination: where its vCPUs are tells which.

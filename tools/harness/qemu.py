@@ -116,7 +116,7 @@ class Vm(Proc):
 
     def __init__(self, guest_dir, workdir, name, vhost_sockets, queue_pairs, incoming=None,
                  paused=False, page_per_vq=False, mem_mb=MEM_MB, legacy=False, mem_path=None,
-                 qemu=QEMU, guest_announce=True, dimm_slots=0, extra_args=()):
+                 qemu=QEMU, guest_announce=True, dimm_slots=0, extra_args=(), first_mac=0):
         """A virtio-net NIC on each of `vhost_sockets` (a path, or a list:
         eth0, eth1 ...), each with `queue_pairs`. `legacy`: legacy-only
         virtio-net (no VERSION_1: the guest driver then negotiates
@@ -126,7 +126,8 @@ class Vm(Proc):
         migrated guest with RARPs, through the backend (SEND_RARP).
         `dimm_slots`: room for that many memory DIMMs of up to DIMM_MB each
         to be hot-plugged (the guest onlines them); `extra_args`: more of
-        QEMU's command line (the destination's DIMMs)."""
+        QEMU's command line (the destination's DIMMs). NIC k has the MAC
+        mac_of(first_mac + k): that of the host device that serves it."""
         self.name = name
         self.console_path = os.path.join(workdir, f"{name}-console.log")
         self.qmp_path = os.path.join(workdir, f"{name}-qmp.sock")
@@ -135,7 +136,7 @@ class Vm(Proc):
         self.nics = len(sockets)
         nic_args = []
         for k, path in enumerate(sockets):
-            nic = (f"virtio-net-pci,netdev=n{k},mac={mac_of(k)},vectors=0"  # MSI-X over vhost-user crashes TCG here
+            nic = (f"virtio-net-pci,netdev=n{k},mac={mac_of(first_mac + k)},vectors=0"  # MSI-X over vhost-user crashes TCG here
                    + f",host_mtu={MTU}"
                    + (",mq=on" if queue_pairs > 1 else "")
                    + (",page-per-vq=on" if page_per_vq else "")

@@ -80,8 +80,8 @@ def check_bases(m, rings, started=True, device=0):
 
 
 def check_ledgers(m, rings, device=0):
-    src = m.src_ledgers[device] if m.src_ledgers else m.src_ledger
-    dst = m.dst_ledgers[device] if m.dst_ledgers else m.dst_ledger
+    src = m.src_ledger_of(device) if m.src_ledgers else m.src_ledger
+    dst = m.dst_ledger_of(device) if m.dst_ledgers else m.dst_ledger
     times = [src[p + "_ns"] for p in LEDGER_STOP]
     assert all(times) and times == sorted(times), f"source stop phases out of order: {src}"
     assert src["stop_rings"] == rings and src["logged_rings"] == rings, src
@@ -97,7 +97,7 @@ def check_announce(m, device=0):
     RESUME: QEMU asked it to (GUEST_ANNOUNCE), its gratuitous ARP left a TX
     virtq (the ledger's announced, the virtq's announce_frames), and QEMU
     did not fall back to asking the backend for a RARP."""
-    led = m.dst_ledgers[device] if m.dst_ledgers else m.dst_ledger
+    led = m.dst_ledger_of(device) if m.dst_ledgers else m.dst_ledger
     assert led["announced_ns"], f"no announce through the destination device: {led}"
     assert led["announced_ns"] >= led["all_ready_ns"], led
     assert led["announced_wall_ns"] / 1e9 >= m.resume_time(), \
@@ -115,8 +115,8 @@ def check_device_announce(m, device=0):
     last virtq was RDY (a SEND_RARP QEMU sent before waits for the start)
     and before the guest's own gratuitous ARP; the source device's rounds
     ended at its stop."""
-    dst = m.dst_ledgers[device]
-    stop = m.src_ledgers[device]["stop_requested_wall_ns"]
+    dst = m.dst_ledger_of(device)
+    stop = m.src_ledger_of(device)["stop_requested_wall_ns"]
     sent = [(t, mac) for t, mac in wire.rarps(m.dst_host.wire_pcaps[device]) if t >= stop]
     assert sent, f"device {device}: no RARP on the destination's wire since the stop: " \
         f"{m.dst_host.announce(device)}"
@@ -365,6 +365,51 @@ def case_nics_overlap(a):
     assert d4 <= 1.5 * d1, f"4 NICs {d4:.1f} ms > 1.5 x 1 NIC {d1:.1f} ms"
 
 
+def case_vms4_nics2(a):
+    """Four guests with 2 NICs each (a device per NIC: 8 on each host)
+    migrate between the same two hosts at the same time, to destinations
+    left paused so that each guest's RAM can be compared page by page; then
+    all four resume at once. The destination's memory registration is
+    slowed (as in nics4-overlap) so that the eight starts, each about 1.6 s,
+    must overlap: pairwise, start_requested to all_ready in the devices'
+    ledgers. Every device's bases, ledgers and announce, every guest's
+    traffic on the destination."""
+    vms, nics, qp = 4, 2, 2
+    slow = "emu_mtt_ns=100000"
+    with bed_of(a, qp, nics=nics) as bed:
+        src = bed.host("src", vdevs(vms * nics, qp, "async"))
+        dst = bed.host("dst", vdevs(vms * nics, qp, "async", slow))
+        guests = [bed.boot(src, first_device=i * nics, wait=False) for i in range(vms)]
+        for vm in guests:  # booting together: the 2 CPUs run all four
+            bed.booted_on(vm, timeout=600)
+        for vm in guests:
+            check_traffic(vm, 2, timeout=300)
+        ms = [bed.start(vm, src, dst, paused=True, timeout=600) for vm in guests]
+        ms = [bed.finish(m) for m in ms]
+        for m in ms:
+            check_ram(bed, m)
+        bed.resume_all(ms, timeout=600)
+        for m in ms:
+            check_destination_traffic(m)
+            for k in m.devices:
+                check_bases(m, 2 * qp, device=k)
+                check_ledgers(m, 2 * qp, k)
+                check_announce(m, k)
+                check_device_announce(m, k)
+            check_clean(m)
+        spans = {k: (m.dst_ledger_of(k)["start_requested_wall_ns"], m.dst_ledger_of(k)["all_ready_wall_ns"])
+                 for m in ms for k in m.devices}
+        for i, x in spans.items():
+            for j, y in spans.items():
+                assert i == j or (x[0] < y[1] and y[0] < x[1]), \
+                    f"devices {i} and {j} started one after the other: {x} and {y} (ns)"
+        first = min(x[0] for x in spans.values())
+        print(f"{vms} guests x {nics} NICs migrated together; the {len(spans)} destination starts "
+              f"(ms from the first start request): " +
+              ", ".join(f"{k}: {(x[0] - first) / 1e6:.0f}-{(x[1] - first) / 1e6:.0f}"
+                        for k, x in sorted(spans.items())))
+
+
 def case_application(host_kind, queue_pairs, expected=()):
     """An unmodified DPDK application that knows no vDPA device (Debian's
     dpdk-testpmd, OVS-DPDK) loads the PMD (-d) on both hosts; the driver
@@ -601,6 +646,7 @@ CASES = {
     "nics4-sequential": case_nics("sequential"),
     "nics8-async": case_nics("async", nics=8, queue_pairs=2),
     "nics4-overlap": case_nics_overlap,
+    "vms4-nics2": case_vms4_nics2,
     "nics4-kill-during-conf": case_kill_during_conf(4),
     "nics4-sigterm-during-starts": case_sigterm_during_starts,
     "dpdk-testpmd": case_application("dpdk-testpmd", 4),
