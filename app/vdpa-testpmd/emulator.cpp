@@ -12,6 +12,7 @@ struct Api {
     decltype(&mlx5emu_get_model) model = nullptr;
     decltype(&mlx5emu_ideal_ns) ideal_ns = nullptr;
     decltype(&mlx5emu_fault) fault = nullptr;
+    decltype(&mlx5emu_get_objects) objects = nullptr;
 };
 
 // The plugin the PMD loaded, looked up once it is there (the PMD loads it
@@ -26,8 +27,9 @@ const Api* api() {
     a.model = reinterpret_cast<decltype(a.model)>(dlsym(h, "mlx5emu_get_model"));
     a.ideal_ns = reinterpret_cast<decltype(a.ideal_ns)>(dlsym(h, "mlx5emu_ideal_ns"));
     a.fault = reinterpret_cast<decltype(a.fault)>(dlsym(h, "mlx5emu_fault"));
+    a.objects = reinterpret_cast<decltype(a.objects)>(dlsym(h, "mlx5emu_get_objects"));
     dlclose(h);  // the PMD's reference keeps it loaded
-    if (!a.model || !a.ideal_ns || !a.fault) a = {};
+    if (!a.model || !a.ideal_ns || !a.fault || !a.objects) a = {};
     return a.model ? &a : nullptr;
 }
 
@@ -59,6 +61,14 @@ int emulator_fault(const Port& p, const char* rule, std::string& why) {
     int rc = a->fault(info.backend_device, rule, err, sizeof err);
     why = err;
     return rc;
+}
+
+std::optional<mlx5emu_objects> emulator_objects(const Port& p) {
+    DevInfo info;
+    const Api* a = api();
+    mlx5emu_objects o{};
+    if (!a || !info_of(p, info) || a->objects(info.backend_device, &o) != 0) return std::nullopt;
+    return o;
 }
 
 }  // namespace vdpa_testpmd

@@ -29,6 +29,7 @@
 #include "commands.hpp"
 #include "cycles.hpp"
 #include "report.hpp"
+#include "telemetry.hpp"
 #include "trace.hpp"
 
 using namespace vdpa_testpmd;
@@ -217,6 +218,7 @@ bool run_main_cycles(App& app) {
 }
 
 int run(App& app) {
+    register_telemetry(app);
     Commands cmds(app);
     bool ok = true;
     if (app.opt.auto_start || app.opt.cycles > 0)

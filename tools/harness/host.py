@@ -108,6 +108,12 @@ class Host(Proc):
         (/vdpa_mlx5async/announce)."""
         return self.telemetry.query(f"/vdpa_mlx5async/announce,{self.devices[device]}")
 
+    def emu_objects(self, device=0):
+        """The objects device `device`'s emulated ConnectX holds, the
+        firmware's view ({pds, uars, umems, mkeys, counters, virtqs, cqs,
+        qps, sqs}: vdpa-testpmd's /vdpa_testpmd/emu_objects)."""
+        return self.telemetry.query(f"/vdpa_testpmd/emu_objects,{self.devices[device]}")
+
     def report(self, device=0):
         """One line of what device `device` says, for a failure report: the
         features it offered and negotiated, its interrupt relay's counters,
@@ -139,20 +145,21 @@ def _started(host, wait):
     return host
 
 
-def vdpa_testpmd(app, workdir, name, vdev, extra_eal=(), eal_args=EAL_MIGRATION):
+def vdpa_testpmd(app, workdir, name, vdev, extra_eal=(), eal_args=EAL_MIGRATION, interactive=False):
     """vdpa-testpmd serving `vdev` (one, or a list: a device each,
     vdpa_mlx5async0, 1 ...) in server mode; device k's socket is
-    `<workdir>/<name>-vhostK`, its output `<workdir>/<name>-host.log`.
-    Returns once every socket is attached."""
+    `<workdir>/<name>-vhostK`, its output `<workdir>/<name>-host.log`;
+    `interactive`: at its prompt, taking commands (send()). Returns once
+    every socket is attached."""
     iface = os.path.join(workdir, f"{name}-vhost")
     vdevs = [vdev] if isinstance(vdev, str) else list(vdev)
     prefix = unique(f"mlx5a-{name}")
     argv = [app] + list(eal_args) + ["--file-prefix", prefix] + \
         [a for v in vdevs for a in ("--vdev", v)] + PMD_LOG + VHOST_LOG + \
-        list(extra_eal) + ["--", "--iface", iface, "--auto-start"]
+        list(extra_eal) + ["--", "--iface", iface, "--auto-start"] + (["-i"] if interactive else [])
     sockets = [iface + str(k) for k in range(len(vdevs))]
     host = Host(argv, name, prefix, sockets, [v.split(",")[0] for v in vdevs],
-                log_path=os.path.join(workdir, f"{name}-host.log"))
+                log_path=os.path.join(workdir, f"{name}-host.log"), stdin=interactive)
 
     def attached(h):
         for k, sock in enumerate(sockets):

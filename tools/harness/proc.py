@@ -37,6 +37,23 @@ def fd_targets(pid):
     return out
 
 
+def resources(pid):
+    """What process `pid` holds: open fds, threads, resident memory (KiB),
+    and its threads by name ({comm: count})."""
+    with open(f"/proc/{pid}/status") as f:
+        status = dict(line.split(":", 1) for line in f if ":" in line)
+    names = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                name = f.read().strip()
+        except FileNotFoundError:  # ended meanwhile
+            continue
+        names[name] = names.get(name, 0) + 1
+    return {"fds": len(os.listdir(f"/proc/{pid}/fd")), "threads": int(status["Threads"]),
+            "rss_kb": int(status["VmRSS"].split()[0]), "thread_names": names}
+
+
 # The first line of a Linux kernel's report of its own fault.
 _KERNEL_OOPS = re.compile(r"\] (BUG: |Oops|general protection fault|WARNING: CPU|Kernel panic|"
                           r"kernel BUG at|watchdog: BUG)")
