@@ -1,9 +1,9 @@
 // Tests and benchmarks run emu= devices on the emulator linked into them
-// (the PMD loads it as a plugin instead: core/backend.hpp).
+// (the PMD loads it as a plugin instead: core/plugin_loader.hpp).
 #pragma once
 
 #include "common/devx/backend_plugin.hpp"
-#include "vdpa/mlx5async/core/backend.hpp"
+#include "vdpa/mlx5async/core/plugin_loader.hpp"
 
 namespace mlx5async::testing {
 

@@ -2,8 +2,8 @@
 // and what the backend reports beyond DevX (frames its datapath saw). A
 // dev=<PCI address> device runs on rdma-core; an emu=<spec> device on a
 // backend plugin loaded at its first use (common/devx/backend_plugin.hpp:
-// mlx5emu's libmlx5emu.so). backend.cpp is the core's one seam to both;
-// the core names no type of any plugin.
+// mlx5emu's libmlx5emu.so, plugin_loader.hpp). backend.cpp is the core's one
+// seam to both; the core names no type of any plugin.
 #pragma once
 
 #include <cstdint>
@@ -67,14 +67,5 @@ std::string backend_label(const DeviceConfig& cfg, const devx::DevxApi* api);
 // The name the backend knows the device `name` by: its plugin device's, or
 // the rdma-core device the config names.
 std::string backend_device_name(const DeviceConfig& cfg, const std::string& name);
-// Checks an emulator spec as the plugin will read it (loading the plugin).
-Result<void> check_emulator_spec(std::string_view spec);
-
-// Where the plugin is loaded from: $MLX5ASYNC_EMU_LIB, else where the
-// emulator plugin installs (MLX5ASYNC_EMU_PLUGIN_PATH at build time).
-std::string emulator_plugin_path();
-// A plugin linked into the program (tests, benchmarks) instead of loaded:
-// `entry` is its mlx5async_backend_entry. Call before the first device.
-void use_linked_plugin(mlx5async_backend_entry_fn entry);
 
 }  // namespace mlx5async::core

@@ -6,6 +6,8 @@
 #include <charconv>
 #include <cstdio>
 
+#include "plugin_loader.hpp"
+
 namespace mlx5async::core {
 namespace {
 
