@@ -88,17 +88,20 @@ def migration_turn(bed, vm, src, dst):
     return m.dst_vm, m.downtime_ms()
 
 
-def settled(host):
+def settled(host, idle=False):
     """resources() once the host's telemetry serves no client: DPDK runs a
     thread (named as its listener, which it inherits) with the client's
     socket per telemetry connection, ending after the client closed; the
-    harness's own last query must not count."""
+    harness's own last query must not count. An `idle` host first has to
+    be done with the guest that left: vhost's device gone (vid -1)."""
+    if idle:
+        until(lambda: host.info()["vid"], lambda vid: vid == -1, 60, f"{host.name}: the departed guest's device gone")
     return until(lambda: resources(host.pid), lambda r: r["thread_names"].get(TELEMETRY_THREAD, 0) <= 1,
                  30, f"{host.name}: telemetry client threads gone")
 
 
-def sample(host, key, t, samples):
-    r = settled(host)
+def sample(host, key, t, samples, idle=False):
+    r = settled(host, idle)
     objs = host.emu_objects()
     r["objects"] = sum(objs.values())
     r["object_kinds"] = objs
@@ -202,7 +205,7 @@ def main():
                 t = time.monotonic() - start
                 sample(cyc, "cycles", t, samples)
                 sample(dst, f"{dst.name} (serving)", t, samples)
-                sample(src, f"{src.name} (idle)", t, samples)
+                sample(src, f"{src.name} (idle)", t, samples, idle=True)
                 print(f"soak: {t / 60:.1f} min, turn {turns}: {CYCLES} cycles, {src.name} -> {dst.name} "
                       f"(downtime {downtime:.0f} ms)", flush=True)
         finally:
