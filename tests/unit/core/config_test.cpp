@@ -40,8 +40,9 @@ TEST(DevArgs, QueuesAloneGetDefaultRingSize) {
 TEST(DevArgs, EveryKeyParsed) {
     auto c = parse({{"dev", "0000:08:00.2"}, {"queues", "4"}, {"queue_size", "1024"},
                     {"max_inflight", "8"}, {"strategy", "threads"}, {"max_conf_threads", "6"},
-                    {"timeout_ms", "500"}, {"event_core", "1"}});
+                    {"timeout_ms", "500"}, {"start_attempts", "1"}, {"event_core", "1"}});
     ASSERT_TRUE(c) << c.error().what;
+    EXPECT_EQ(c->start_attempts, 1u);
     EXPECT_EQ(c->hw_device, "0000:08:00.2");
     EXPECT_EQ(c->queue_size, 1024u);
     EXPECT_EQ(c->max_inflight, 8u);
@@ -151,6 +152,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{{"emu", "cx7"}, {"queues", "x"}}, "devarg queues=x"},
         BadCase{{{"emu", "cx7"}, {"queue_size", "100"}}, "a power of 2"},
         BadCase{{{"emu", "cx7"}, {"max_inflight", "0"}}, "devarg max_inflight=0"},
+        BadCase{{{"emu", "cx7"}, {"start_attempts", "11"}}, "devarg start_attempts=11"},
         BadCase{{{"emu", "cx7"}, {"strategy", "fast"}}, "async|sequential|threads"},
         BadCase{{{"emu", "cx7"}, {"bogus", "1"}}, "unknown devarg 'bogus'"},
         BadCase{{{"emu", "cx7"}, {"emu_warp", "1"}}, "with emu_* keys: emu spec: unknown key 'warp'", true},

@@ -109,6 +109,7 @@ struct Fixture : ::testing::Test {
     std::string name;
     EventMode event_mode = EventMode::Irq;
     uint32_t timeout_ms = 2000;  // DeviceConfig's
+    uint32_t start_attempts = 3;  // DeviceConfig's
     std::string emu_extra;       // appended to the emulator spec
     AnnounceConfig announce;     // DeviceConfig's
 
@@ -118,6 +119,7 @@ struct Fixture : ::testing::Test {
         c.error_window_ms = 3600 * 1000;  // the rate limit must not depend on test speed
         c.emu_spec = profile + kFast + emu_extra;
         c.timeout_ms = timeout_ms;
+        c.start_attempts = start_attempts;
         c.queues = queues;
         c.queue_size = 256;
         c.max_inflight = max_inflight;

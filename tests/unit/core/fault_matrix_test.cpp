@@ -1,10 +1,11 @@
 // The fault matrix: for each multi-queue operation (suspend, resume,
 // dev_conf, dev_close), one command of its batch (virtq 2's MODIFY, or its
 // QUERY for the suspends) meets each firmware status, a late completion, a
-// hang or EBUSY. Asserted: the operation's result, that every other virtq's
-// driver view equals the device (state and indexes), that virtq 2 is either
-// known exactly or reported unsure (never wrong), that no ring's indexes
-// are lost, and that a clean dev_close / dev_conf / dev_close cycle
+// hang or EBUSY, once. Asserted: the operation's result (dev_close and
+// dev_conf recover: a second round, another attempt), that every other
+// virtq's driver view equals the device (state and indexes), that virtq 2
+// is either known exactly or reported unsure (never wrong), that no ring's
+// indexes are lost, and that a clean dev_close / dev_conf / dev_close cycle
 // afterwards brings every virtq back with its indexes.
 #include <gtest/gtest.h>
 
@@ -110,8 +111,11 @@ TEST_P(FaultMatrix, ResultStatesIndexesAndACleanCycle) {
     std::vector<RingIndexes> out;
     auto r = run(out);
 
-    // The operation's result.
-    const bool retried = fault().kind == Fault::Busy && step() == Step::Query;  // EBUSY is requeued
+    // The operation's result. EBUSY is requeued; a stop gives the rings the
+    // first suspend did not stop for certain a second round, and a start
+    // tries again: both recover from a fault the firmware does not repeat.
+    const bool retried = (fault().kind == Fault::Busy && step() == Step::Query) ||
+                         op() == Op::Close || op() == Op::Conf;
     if (retried) {
         ASSERT_TRUE(r) << to_string(r.error());
     } else {
@@ -131,10 +135,14 @@ TEST_P(FaultMatrix, ResultStatesIndexesAndACleanCycle) {
         EXPECT_EQ(fw(i).state, target) << "ring " << i;
         expect_agrees(i);
     }
-    // Virtq 2: a refused MODIFY changed nothing; otherwise the driver either
-    // knows its state or says it does not.
+    // Virtq 2: a refused MODIFY changed nothing (unless retried); otherwise
+    // the driver either knows its state or says it does not. Retried, it is
+    // where the operation takes every virtq, and known.
     auto v = dev->vq_info()[kHit];
-    if (step() == Step::Modify && (fault().kind == Fault::Status || fault().kind == Fault::Busy)) {
+    if (retried) {
+        EXPECT_EQ(fw(kHit).state, target);
+        expect_agrees(kHit);
+    } else if (step() == Step::Modify && (fault().kind == Fault::Status || fault().kind == Fault::Busy)) {
         EXPECT_EQ(fw(kHit).state, before);
     }
     if (!v.unsure) expect_agrees(kHit);
@@ -143,12 +151,7 @@ TEST_P(FaultMatrix, ResultStatesIndexesAndACleanCycle) {
         for (const auto& ri : out) {  // every ring's indexes, none lost
             EXPECT_EQ(ri.last_avail_idx, kBase + ri.ring) << "ring " << ri.ring;
             EXPECT_EQ(ri.last_used_idx, kBase + ri.ring) << "ring " << ri.ring;
-            if (ri.ring != kHit) {
-                EXPECT_TRUE(ri.from_device) << "ring " << ri.ring;
-            }
-        }
-        if (!retried) {
-            EXPECT_FALSE(out[kHit].from_device);
+            EXPECT_TRUE(ri.from_device) << "ring " << ri.ring;
         }
     }
 

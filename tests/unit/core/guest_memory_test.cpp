@@ -234,6 +234,7 @@ TEST_F(GuestMemory, VirtqsAreCreatedInTheMemorysBatches) {
 // virtqs made stay (INIT) for the next start, which registers the table.
 TEST_F(GuestMemory, AFailedChunkInSharedBatchesKeepsTheVirtqsMade) {
     SparseGuest ram(4 * kGiB);
+    start_attempts = 1;  // what one failed attempt leaves
     open("cx7", 0);
     auto base = emu_dev().object_counts();
     enable_all(4);

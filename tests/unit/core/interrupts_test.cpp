@@ -206,6 +206,7 @@ TEST_P(EventQpFault, OneRingsChainFailsTheOthersKeepTheirsAndTheNextStartEndsIt)
     // The start's deadline (timeout_ms per wave of its commands) before the
     // kernel's command timeout fails the hung command.
     emu_extra = ",cmd_timeout_ms=3000";
+    start_attempts = 1;  // what one failed attempt leaves
     open("cx7", 0);
     const auto base = emu_dev().object_counts();
     emu::FaultRule r;

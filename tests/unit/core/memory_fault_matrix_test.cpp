@@ -66,6 +66,7 @@ struct TableFixture : Fixture {
     void SetUp() override {
         timeout_ms = 100;
         emu_extra = ",cmd_timeout_ms=500";
+        start_attempts = 1;  // what one failed attempt leaves (fault_matrix_test: the retry)
         open("cx7", 2);  // the destination's virtqs exist before its start
         base = emu_dev().object_counts();
         g = guest(kRings, 20);

@@ -93,6 +93,7 @@ TEST_F(Start, AKickBeforeTheRingRanIsNotLost) {
 // firmware): the cause is in the result and the ledger, that ring stays
 // stopped, the others run, and the next start brings it up.
 TEST_F(Start, AFailureAfterTheCallReturnedIsRecordedAndTheNextStartTriesAgain) {
+    start_attempts = 1;  // the failure itself, not the retry that would end it
     open("cx7", 2);
     enable_all(4);
     ASSERT_TRUE(emu_fault("op=modify vq=1 nth=1 status=0x3"));
@@ -295,6 +296,7 @@ TEST(StartFour, OneDevicesFailureLeavesTheOthersAlone) {
         c.emu_spec = std::string("cx7") + testing_support::kFast;
         c.queues = 2;
         c.queue_size = 256;
+        c.start_attempts = 1;  // device 2's start fails, not retried
         names.push_back(testing_support::unique_name());
         auto d = Device::open(c, names.back());
         ASSERT_TRUE(d) << to_string(d.error());

@@ -75,6 +75,8 @@ const std::vector<std::pair<std::string_view, std::string_view>>& devarg_keys() 
         {"strategy", MLX5A_STRATEGY_CHOICES " (default async)"},
         {"max_conf_threads", "worker threads of the threads strategy, 1..64 (DPDK mlx5 name)"},
         {"timeout_ms", "deadline of one control batch, 1..600000 (default 2000)"},
+        {"start_attempts", "attempts of a start that failed in the firmware, 1..10 (default 3; 1: "
+                           "no retry)"},
         {"event_mode", "irq|none: vring interrupts through callfds, or none (the frontend "
                        "polls); default irq when the device has QP event mode"},
         {"event_core", "CPU of the kick and interrupt threads, -1..1023 (default -1: any)"},
@@ -125,6 +127,8 @@ Result<void> apply_devarg(DeviceConfig& c, std::string& emu_overrides, const std
         return set_uint(c.threads, 1, 64);
     } else if (k == "timeout_ms") {
         return set_uint(c.timeout_ms, 1, 600000);
+    } else if (k == "start_attempts") {
+        return set_uint(c.start_attempts, 1, 10);
     } else if (k == "event_mode") {
         if (v == "irq") c.event_mode = EventMode::Irq;
         else if (v == "none") c.event_mode = EventMode::None;

@@ -47,6 +47,9 @@ struct DeviceConfig {
     Strategy strategy = Strategy::Async;
     uint32_t threads = 4;       // worker count for the `threads` baseline
     uint32_t timeout_ms = 2000; // deadline of one control batch
+    // Attempts of a start whose failure the firmware may not repeat (1: no
+    // retry): nothing tells vhost or the frontend that a start failed.
+    uint32_t start_attempts = 3;
     EventMode event_mode = EventMode::Irq;
     bool event_mode_set = false;  // given by the user: fail instead of falling back
     int event_core = -1;        // CPU of the kick and interrupt threads, -1 = any

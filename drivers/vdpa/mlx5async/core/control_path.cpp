@@ -175,8 +175,18 @@ Result<void> Device::Impl::reconcile() {
     }
     if (todo.empty()) return {};
     if (!cmds->drain()) return still_unsure("the last command is still unanswered");
+    learn(todo);
+    return still_unsure("the query of the state failed");
+}
+
+// The state, indexes and fields of `rings` (with objects), queried in one
+// batch whatever is still unanswered: the caller knows what a late answer
+// could still change.
+void Device::Impl::learn(std::span<const uint16_t> rings) {
     devx::Batch b;
-    for (uint16_t r : todo) b.add(devx::Command::query_virtq(vqs[r].obj, r));
+    for (uint16_t r : rings)
+        if (vqs[r].obj) b.add(devx::Command::query_virtq(vqs[r].obj, r));
+    if (b.empty()) return;
     auto res = cmds->run(std::move(b), BatchKind::Recovery, nullptr);
     for (auto& e : res.entries) {
         const auto& step = e.steps.at(0);
@@ -186,7 +196,38 @@ Result<void> Device::Impl::reconcile() {
              name.c_str(), e.queue, prm::virtq_state_name(step.virtq->state),
              step.virtq->hw_available_index, step.virtq->hw_used_index);
     }
-    return still_unsure("the query of the state failed");
+}
+
+// A stop's suspend of the RDY `rings`: vhost starts them elsewhere from
+// the indexes this hands back, so a ring the batch did not stop for
+// certain (its SUSPEND refused, hung or late, or its QUERY) gets a second
+// round: queried, and suspended again where still RDY. What may still be
+// unanswered is this stop's own SUSPEND or QUERY, which cannot move a
+// suspended ring when it lands, so the round does not wait for it. Fails
+// only for rings still not known stopped.
+Result<void> Device::Impl::stop_rings(std::span<const uint16_t> rings) {
+    Result<void> first = suspend_rings(rings);
+    if (first) return first;
+    auto uncertain = [&] {
+        std::vector<uint16_t> v;
+        for (uint16_t r : rings)
+            if (vqs[r].phase() != VqPhase::Suspended || vqs[r].unsure()) v.push_back(r);
+        return v;
+    };
+    auto again = uncertain();
+    learn(again);
+    std::vector<uint16_t> ready;
+    for (uint16_t r : again)
+        if (vqs[r].phase() == VqPhase::Ready && !vqs[r].unsure()) ready.push_back(r);
+    if (!ready.empty()) (void)suspend_rings(ready);
+    learn(uncertain());  // a second QUERY that failed: one more
+    const auto left = uncertain();
+    logf(left.empty() ? LogLevel::Warning : LogLevel::Error,
+         "%s: stop: %zu of %zu virtqs not stopped by the first suspend (%s); %zu of them stopped "
+         "on the second round",
+         name.c_str(), again.size(), rings.size(), prm::describe(first.error()).c_str(),
+         again.size() - left.size());
+    return left.empty() ? Result<void>{} : first;
 }
 
 // An error naming the virtqs still unsure (none: success): the device may

@@ -141,15 +141,20 @@ struct Device::Impl {
     // control_path.cpp
     Result<void> reconcile();
     Result<void> still_unsure(const char* what) const;
+    void learn(std::span<const uint16_t> rings);
     Result<void> suspend_rings(std::span<const uint16_t> rings);
+    Result<void> stop_rings(std::span<const uint16_t> rings);  // suspend_rings, a second round
     Result<void> resume_rings(std::span<const uint16_t> rings, bool vhost_indexes);
     prm::VirtqAttr start_attr(const Vq& vq, const VringConfig* vr, bool vhost_indexes) const;
     void add_mkey_repoints(devx::Batch& b, std::vector<prm::VirtqAttr>& sent,
                            std::span<const uint16_t> starting);
     std::vector<VqInfo> query_live();
 
-    // device_start.cpp: dev_conf's work before its rings start, in shared
-    // batches. `memory_ok`: the table is the registered one now.
+    // device_start.cpp: a start, configure() tried up to cfg.start_attempts
+    // times in all while it fails with what the firmware may not repeat;
+    // dev_conf's work before its rings start, in shared batches.
+    // `memory_ok`: the table is the registered one now.
+    Result<void> start(const GuestConfig& g, uint64_t seq);
     using RingGroups = std::vector<std::pair<uint16_t, std::vector<uint16_t>>>;  // (size, rings)
     Result<void> prepare_start(const std::vector<MemRegion>& table, const RingGroups& groups,
                                bool& memory_ok, uint64_t seq);

@@ -84,7 +84,7 @@ auto post_start(Device::Impl& d, const GuestConfig& g, Device::StartDone done) {
         Result<void> r = [&] {
             AbandonableStart abandonable(*d.cmds);
             return d.stops.load() == stops
-                       ? d.configure(snap, seq)
+                       ? d.start(snap, seq)
                        : d.skip_start(snap, "start superseded: the frontend stopped the device "
                                             "before it ran");
         }();
@@ -107,10 +107,11 @@ Result<void> Device::configure(const GuestConfig& g) {
     MLX5A_CHECK(impl_->refuse(g));
     if (impl_->strand->on_strand()) {
         AbandonableStart abandonable(*impl_->cmds);
-        return impl_->configure(g, impl_->ledger.snapshot().start_seq);
+        return impl_->start(g, impl_->ledger.snapshot().start_seq);
     }
     return post_start(*impl_, g, {}).wait();
 }
+
 
 // The rings vhost enabled start, each checked against the table this start
 // registers: a ring the device cannot use is refused by name (in the
@@ -188,9 +189,10 @@ Result<void> Device::Impl::configure(const GuestConfig& g, uint64_t seq) {
     irqs.set_callfds(calls, name);
     auto r = resume_rings(start, /*vhost_indexes=*/true);
     if (cmds->abandoned()) return abandoned_start(start);
-    ledger.mark_start(LedgerPhase::AllReady, seq);
     const auto ready = std::count_if(start.begin(), start.end(),
                                      [&](uint16_t i) { return vqs[i].phase() == VqPhase::Ready; });
+    // A ring that did not start leaves it unstamped (another attempt may).
+    if (size_t(ready) == start.size()) ledger.mark_start(LedgerPhase::AllReady, seq);
     ledger.set_start(seq, uint32_t(ready),
                      mem->registrations() != registrations ? uint32_t(mem->current().regions.size()) : 0);
     // The network learns where the VM is now that its rings run.
@@ -249,7 +251,7 @@ Result<void> Device::Impl::close(std::vector<RingIndexes>& out) {
     Result<void> known = reconcile();
     auto ready = rings_in_phase(vqs, VqPhase::Ready);
     // A virtq that may still run is never reported stopped.
-    Result<void> r = first_error(known, suspend_rings(ready));
+    Result<void> r = first_error(known, stop_rings(ready));
     ledger.mark(LedgerPhase::SuspendDone);
     out.clear();
     for (const auto& vr : guest.vrings) {

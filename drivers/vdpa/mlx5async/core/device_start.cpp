@@ -1,4 +1,5 @@
-// dev_conf's work before its rings start: a changed memory table and the
+// dev_conf's start, tried again after a failure the firmware may not
+// repeat; and its work before its rings start: a changed memory table and the
 // virtq objects the started rings lack, in one batch. A virtq object needs
 // no guest memory until it starts (its CREATE names umems, counters and an
 // event QP; the MODIFY to RDY names the mkey), so the two run side by side
@@ -10,11 +11,59 @@
 // (devx::Entry::after), not in waves that each wait for the slowest entry
 // of the one before.
 // The rings then start in one batch (resume_rings), each naming the mkey.
+#include <cerrno>
 #include <optional>
 
+#include "common/base/log_sink.hpp"
+#include "common/prm/status.hpp"
 #include "device_impl.hpp"
 
 namespace mlx5async::core {
+
+namespace {
+
+// A start's failure that another attempt may not meet: the firmware
+// refused a command, did not answer in time or was busy, or left a
+// virtq's state unknown. Through the kernel (umem registration, a blocking
+// command) a status arrives as mlx5_core maps it: EIO, ENOMEM, EAGAIN,
+// EBUSY; its command timeout as ETIMEDOUT. EINVAL (a refused parameter), a
+// refused ring or table fail every attempt.
+bool worth_retrying(const Error& e) {
+    if (e.code == Errc::System)
+        return e.sys_errno == EIO || e.sys_errno == ENOMEM || e.sys_errno == EBUSY ||
+               e.sys_errno == EAGAIN || e.sys_errno == ETIMEDOUT;
+    return e.code == Errc::Firmware || e.code == Errc::Timeout || e.code == Errc::Busy ||
+           e.code == Errc::State;
+}
+
+}  // namespace
+
+// dev_conf's start, tried again after a failure the firmware may not
+// repeat: nothing tells vhost or the frontend that a start failed once
+// dev_conf returned, and a migration's source has already handed the VM
+// over. A virtq this start left unsure has this start's own MODIFY or
+// CREATE unanswered: it is learned before the next attempt without
+// waiting for it (a late MODIFY to RDY meets a RDY ring, which the device
+// refuses; a late CREATE's object is destroyed). One left unsure before
+// the start stays as configure() treats it.
+Result<void> Device::Impl::start(const GuestConfig& g, uint64_t seq) {
+    std::vector<bool> unsure_before(vqs.size());
+    for (const Vq& q : vqs) unsure_before[q.index] = q.unsure();
+    Result<void> r = configure(g, seq);
+    const uint32_t attempts = cfg.start_attempts;
+    for (uint32_t attempt = 2; !r && attempt <= attempts; attempt++) {
+        if (cmds->abandoned() || !worth_retrying(r.error())) break;
+        logf(LogLevel::Warning, "%s: start attempt %u of %u failed (%s): trying again", name.c_str(),
+             attempt - 1, attempts, prm::describe(r.error()).c_str());
+        std::vector<uint16_t> own;
+        for (const Vq& q : vqs)
+            if (q.unsure() && !unsure_before[q.index]) own.push_back(q.index);
+        learn(own);
+        r = configure(g, seq);
+        if (r) logf(LogLevel::Warning, "%s: started on attempt %u", name.c_str(), attempt);
+    }
+    return r;
+}
 
 Result<void> Device::Impl::prepare_start(const std::vector<MemRegion>& table, const RingGroups& groups,
                                          bool& memory_ok, uint64_t seq) {
