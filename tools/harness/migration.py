@@ -184,10 +184,11 @@ class Testbed:
         self.close()
         return self.wd.__exit__(exc_type, exc, tb)
 
-    def host(self, name, vdev_args):
+    def host(self, name, vdev_args, interactive=False):
         """A host serving `vdev_args`, device k the port of the guests'
         NIC k: its emulated vport has that NIC's MAC and writes its wire to
-        <name>-wire<k>.pcap (host.wire_pcaps)."""
+        <name>-wire<k>.pcap (host.wire_pcaps). `interactive`: vdpa-testpmd
+        at its prompt, taking commands (send())."""
         one = isinstance(vdev_args, str)
         args = [vdev_args] if one else list(vdev_args)
         pcaps = [os.path.join(self.workdir, f"{name}-wire{k}.pcap") for k in range(len(args))]
@@ -196,7 +197,8 @@ class Testbed:
         vdev_args = args[0] if one else args
         eal = hugepage_eal(self.hugepages.mount) if self.hugepages else EAL_MIGRATION
         if self.host_kind == "vdpa-testpmd":
-            h = vdpa_testpmd(self.app, self.workdir, name, vdev_args, eal_args=eal)
+            h = vdpa_testpmd(self.app, self.workdir, name, vdev_args, eal_args=eal,
+                             interactive=interactive)
         elif self.host_kind == "dpdk-testpmd":
             h = dpdk_testpmd(self.pmd, self.workdir, name, vdev_args, eal_args=eal)
         else:  # OVS makes its own EAL arguments
