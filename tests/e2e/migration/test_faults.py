@@ -120,9 +120,9 @@ def one_cell(bed, vm, src, index, command, fault):
     assert (len(said) == 1) if want else not recovered, \
         f"{command} {fault}: recovery lines {recovered}, expected one matching {want}"
     # Lines neither the fault's, the recovery's nor expected of a migration.
-    allowed = (SOURCE_EXPECTED if side == "src" else HOST_EXPECTED) + RECOVERY + [re.escape(h) for h in hits]
-    bad = src.bad_lines(m.src_mark, SOURCE_EXPECTED + (allowed if side == "src" else [])) + \
-        dst.bad_lines(m.dst_mark, HOST_EXPECTED + (allowed if side == "dst" else []))
+    faulted = RECOVERY + [re.escape(h) for h in hits]
+    bad = src.bad_lines(m.src_mark, SOURCE_EXPECTED + (faulted if side == "src" else [])) + \
+        dst.bad_lines(m.dst_mark, HOST_EXPECTED + (faulted if side == "dst" else []))
     # A hung or late command's own completion, after its batch gave up on it.
     bad = [l for l in bad if not re.search(names, l)]
     assert not bad, f"{command} {fault}: other error lines:\n" + "\n".join(bad)

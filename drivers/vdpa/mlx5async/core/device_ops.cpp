@@ -112,7 +112,6 @@ Result<void> Device::configure(const GuestConfig& g) {
     return post_start(*impl_, g, {}).wait();
 }
 
-
 // The rings vhost enabled start, each checked against the table this start
 // registers: a ring the device cannot use is refused by name (in the
 // result) and the others start. Then the memory and the missing
