@@ -286,13 +286,38 @@ def check_ram_range(bed, m, gpa, size):
                 if not x and not y:
                     break
                 if x != y:
-                    diff.append(page)
+                    diff.append((page, x, y))
                 page += 1
+        # The differing bytes of the first pages say whose page it is
+        # (a used ring's elements, a frame's headers, kernel data).
+        shown = [page_difference(gpa + p * PAGE, x, y) for p, x, y in diff[:4]]
         raise AssertionError(f"{len(diff)} guest pages differ after migration, e.g. GPA "
-                             + ", ".join(hex(gpa + p * PAGE) for p in diff[:8]))
+                             + ", ".join(hex(gpa + p * PAGE) for p, _, _ in diff[:8])
+                             + "\n" + "\n".join(shown))
     for path in dumps:
         os.unlink(path)
     print(f"guest RAM identical from {gpa:#x} ({size // PAGE} pages)")
+
+
+def page_difference(gpa, src, dst):
+    """Where one page differs between the source's copy and the
+    destination's: the differing ranges, with both copies' bytes."""
+    ranges, i = [], 0
+    while i < len(src):
+        if src[i] == dst[i]:
+            i += 1
+            continue
+        j = i
+        while j < len(src) and src[j] != dst[j]:
+            j += 1
+        ranges.append((i, j))
+        i = j
+    lines = [f"GPA {gpa:#x}: {sum(j - i for i, j in ranges)} bytes differ in {len(ranges)} ranges"]
+    for i, j in ranges[:6]:
+        lo, hi = i & ~15, min(len(src), max(j, i + 16) + 15 & ~15)
+        lines.append(f"  +{lo:#05x} src {src[lo:hi].hex(' ')}")
+        lines.append(f"  +{lo:#05x} dst {dst[lo:hi].hex(' ')}")
+    return "\n".join(lines)
 
 
 def case_legacy(a):
