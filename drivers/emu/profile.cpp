@@ -42,8 +42,7 @@ prm::VirtioEmulationCaps virtio_caps(bool cx7) {
     v.virtio_version_1_0 = true;
     v.device_features_bits_mask = kNetFeatures;
     v.event_mode = cx7 ? 0x7 : 0x3;         // 1 << NO_MSIX | 1 << QP (| 1 << MSIX)
-    // Split only: the datapath runs split rings (a packed virtq is refused).
-    v.virtio_queue_type = 0x1;
+    v.virtio_queue_type = 0x3;  // split and packed (the datapath runs both)
     v.max_tunnel_desc = 0;
     v.log_doorbell_stride = 2;  // 4-byte doorbell registers
     v.log_doorbell_bar_size = 12;
@@ -111,6 +110,12 @@ Result<void> apply_key(Profile& p, std::string_view k, std::string_view v) {
     };
     for (const auto& key : keys)
         if (k == key.name) return set_u32(*key.dst, k, v, key.max);
+    if (k == "packed") {  // a device (firmware) without packed virtqs: split only
+        uint32_t b = 0;
+        MLX5A_CHECK(set_u32(b, k, v, 1));
+        p.virtio.virtio_queue_type = b ? 0x3 : 0x1;
+        return {};
+    }
     if (k == "freeze_to_rdy") {
         uint32_t b = 0;
         MLX5A_CHECK(set_u32(b, k, v, 1));

@@ -74,7 +74,7 @@ Result<Profile> builtin_profile(std::string_view name);
 // umem_us general_us pin_ns unpin_ns mtt_ns mtt_lanes mkey_us cmd_timeout_ms
 // jitter_pct max_inflight cmd_slots max_virtqs mtu shared_page_kib=4|2048|1048576 pin_cpus
 // early_kicks=replay|drop mac=xx:xx:xx:xx:xx:xx wire_pcap=PATH
-// freeze_to_rdy clock=steady|manual seed. Unknown keys and bad values are
+// freeze_to_rdy packed clock=steady|manual seed. Unknown keys and bad values are
 // InvalidArgument.
 Result<Profile> parse_spec(std::string_view spec);
 

@@ -28,8 +28,7 @@ constexpr uint16_t kVirtqType = uint16_t(prm::ObjType::VIRTIO_NET_Q);
 
 bool runnable(const VirtqObj& v) {
     // virtio_q_mkey 0: no guest memory given (control-path-only objects).
-    return v.state() == prm::VirtqState::RDY && v.attr.virtio_q_mkey != 0 &&
-           v.attr.virtio_q_type == prm::VirtqType::SPLIT && v.attr.queue_size != 0;
+    return v.state() == prm::VirtqState::RDY && v.attr.virtio_q_mkey != 0 && v.attr.queue_size != 0;
 }
 
 }  // namespace

@@ -35,7 +35,7 @@
 
 #include "interrupts.hpp"
 #include "send_queue.hpp"
-#include "split_ring.hpp"
+#include "ring.hpp"
 
 namespace mlx5async::emu {
 

@@ -8,7 +8,7 @@
 #include <cstdint>
 
 #include "common/prm/virtq.hpp"
-#include "split_ring.hpp"
+#include "ring.hpp"
 
 namespace mlx5async::emu::dp {
 

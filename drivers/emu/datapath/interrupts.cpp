@@ -6,6 +6,7 @@
 
 #include "../state.hpp"
 #include "cq.hpp"
+#include "packed_ring.hpp"
 
 namespace mlx5async::emu::dp {
 namespace {
@@ -83,8 +84,11 @@ void used_moved(VirtqObj& vq, const Translator& tr, IrqStats& s) {
     // virtio §2.7.7.2: read flags after the used idx store is visible.
     std::atomic_thread_fence(std::memory_order_seq_cst);
     GuestMem mem(tr, vq.attr.virtio_q_mkey, nullptr);
-    auto flags = mem.load_idx(vq.attr.available_addr);  // avail->flags: le16 at offset 0
-    if (flags && (*flags & kAvailNoInterrupt)) {
+    // Split: avail->flags (le16 at 0). Packed: the driver event suppression
+    // area's flags (le16 at 2); DESC (EVENT_IDX, not offered) counts as enabled.
+    const bool packed = vq.attr.virtio_q_type == prm::VirtqType::PACKED;
+    auto flags = mem.load_idx(vq.attr.available_addr + (packed ? 2 : 0));
+    if (flags && (packed ? *flags == kEventFlagsDisable : (*flags & kAvailNoInterrupt) != 0)) {
         ++vq.irq.suppressed;
         ++s.suppressed;
         return;

@@ -24,7 +24,7 @@
 
 #include <cstdint>
 
-#include "split_ring.hpp"
+#include "ring.hpp"
 
 namespace mlx5async::emu {
 struct DeviceState;

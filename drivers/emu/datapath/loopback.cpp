@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <cstring>
 #include <span>
+#include <variant>
+
+#include "packed_ring.hpp"
+#include "split_ring.hpp"
 
 namespace mlx5async::emu::dp {
 namespace {
@@ -71,35 +75,44 @@ void count_error(QueueIo& q, uint8_t type) {
     }
 }
 
-SplitRing ring_of(const GuestMem& m, const prm::VirtqAttr& a) {
-    return SplitRing(m, a.desc_addr, a.available_addr, a.used_addr, a.queue_size);
-}
+// A virtq's ring in the layout its object names (virtio_q_type).
+class RingOf {
+public:
+    RingOf(const GuestMem& m, const prm::VirtqAttr& a)
+        : ring_(a.virtio_q_type == prm::VirtqType::PACKED
+                    ? Layouts(std::in_place_type<PackedRing>, m, a.desc_addr, a.available_addr,
+                              a.used_addr, a.queue_size)
+                    : Layouts(std::in_place_type<SplitRing>, m, a.desc_addr, a.available_addr,
+                              a.used_addr, a.queue_size)) {}
+    const Ring& operator*() const {
+        return std::visit([](const auto& r) -> const Ring& { return r; }, ring_);
+    }
+    const Ring* operator->() const { return &**this; }
+
+private:
+    using Layouts = std::variant<SplitRing, PackedRing>;
+    Layouts ring_;
+};
 
 // The next available chain of q, or nullopt (none, or an error recorded).
-std::optional<Chain> next_chain(const SplitRing& r, QueueIo& q) {
+std::optional<Chain> next_chain(const Ring& r, QueueIo& q) {
     RingError err;
-    auto n = r.pending(q.attr.hw_available_index, err);
-    if (!n) {
-        count_error(q, err.error_type);
-        return std::nullopt;
-    }
-    if (*n == 0) return std::nullopt;
-    auto c = r.chain_at(q.attr.hw_available_index, err);
-    if (!c) count_error(q, err.error_type);
+    auto c = r.available(q.attr.hw_available_index, err);
+    if (!c && err.error_type) count_error(q, err.error_type);
     return c;
 }
 
 // Completes fetched chains (one packet's): their used entries, one used
 // idx store, hw indexes, counters.
-bool complete(const SplitRing& r, QueueIo& q, std::span<const Chain> chains,
+bool complete(const Ring& r, QueueIo& q, std::span<const Chain> chains,
               std::span<const UsedElem> used) {
     if (!r.push_used(q.attr.hw_used_index, used)) {
         count_error(q, error_type::kRingAddr);
         return false;
     }
     for (const Chain& c : chains) {
-        ++q.attr.hw_available_index;
-        ++q.attr.hw_used_index;
+        q.attr.hw_available_index = r.after(q.attr.hw_available_index, c.slots);
+        q.attr.hw_used_index = r.after(q.attr.hw_used_index, c.slots);
         q.ctr.received_desc += c.descs.size();
         q.ctr.completed_desc += c.descs.size();
     }
@@ -107,18 +120,13 @@ bool complete(const SplitRing& r, QueueIo& q, std::span<const Chain> chains,
 }
 
 // A TX chain, sent (or dropped): used with length 0.
-bool complete_tx(const SplitRing& r, QueueIo& q, const Chain& c) {
-    const UsedElem used{c.head, 0};
+bool complete_tx(const Ring& r, QueueIo& q, const Chain& c) {
+    const UsedElem used{c.head, 0, c.slots};
     return complete(r, q, {&c, 1}, {&used, 1});
 }
 
-// virtio §2.7: desc 16·size, avail 6 + 2·size, used 6 + 8·size bytes.
-bool rings_ok(const GuestMem& m, QueueIo& q) {
-    const prm::VirtqAttr& a = q.attr;
-    if (m.covers(a.desc_addr, 16ull * a.queue_size) &&
-        m.covers(a.available_addr, 6 + 2ull * a.queue_size) &&
-        m.covers(a.used_addr, 6 + 8ull * a.queue_size))
-        return true;
+bool rings_ok(const Ring& r, QueueIo& q) {
+    if (r.reachable()) return true;
     count_error(q, error_type::kRingAddr);
     return false;
 }
@@ -151,23 +159,23 @@ enum class Rx { Done, Blocked, Error };
 // to it, without MRG_RXBUF; with it, into as many chains as the packet
 // needs, their count in the first header's num_buffers. Blocked (nothing
 // consumed) while rx has too few buffers.
-Rx receive(const SplitRing& rxr, QueueIo& rx, std::vector<std::byte>& pkt) {
+Rx receive(const Ring& rxr, QueueIo& rx, std::vector<std::byte>& pkt) {
     const bool mergeable = negotiated(rx.attr, prm::queue_feature_bits::MRG_RXBUF);
-    RingError err;
-    auto avail = rxr.pending(rx.attr.hw_available_index, err);
-    if (!avail) {
-        count_error(rx, err.error_type);
-        return Rx::Error;
-    }
     std::vector<Chain> chains;
     size_t room = 0;
+    uint16_t pos = rx.attr.hw_available_index;
     while (chains.empty() || (mergeable && room < pkt.size())) {
-        if (chains.size() >= *avail) return Rx::Blocked;
-        auto c = rxr.chain_at(uint16_t(rx.attr.hw_available_index + chains.size()), err);
+        // A packed ring's slots run out at its size; a split ring's avail
+        // idx says so first.
+        if (chains.size() >= rx.attr.queue_size) return Rx::Blocked;
+        RingError err;
+        auto c = rxr.available(pos, err);
+        if (!c && !err.error_type) return Rx::Blocked;
         if (!c) {
             count_error(rx, err.error_type);
             return Rx::Error;
         }
+        pos = rxr.after(pos, c->slots);
         if (c->readable) {  // an RX chain has no device-readable part
             count_error(rx, error_type::kDescFlags);
             return Rx::Error;
@@ -188,7 +196,7 @@ Rx receive(const SplitRing& rxr, QueueIo& rx, std::vector<std::byte>& pkt) {
             count_error(rx, error_type::kBufferAddr);
             return Rx::Error;
         }
-        used.push_back({c.head, uint32_t(n)});
+        used.push_back({c.head, uint32_t(n), c.slots});
         off += n;
     }
     return complete(rxr, rx, chains, used) ? Rx::Done : Rx::Error;
@@ -205,11 +213,11 @@ namespace {
 LoopbackResult move_packets(const Translator& tr, QueueIo& tx, QueueIo* rx, uint32_t budget) {
     LoopbackResult res;
     GuestMem txm(tr, tx.attr.virtio_q_mkey, tx.on_write, &tx.host_fault);
-    SplitRing txr = ring_of(txm, tx.attr);
+    const RingOf txr(txm, tx.attr);
     std::vector<std::byte> pkt;
-    if (!rings_ok(txm, tx)) return res;
+    if (!rings_ok(*txr, tx)) return res;
     while (res.packets + res.dropped < budget && !tx.error) {
-        auto tc = next_chain(txr, tx);
+        auto tc = next_chain(*txr, tx);
         if (!tc) break;
         if (tc->writable) {  // a TX chain has no device-writable part
             count_error(tx, error_type::kDescFlags);
@@ -220,9 +228,9 @@ LoopbackResult move_packets(const Translator& tr, QueueIo& tx, QueueIo* rx, uint
             break;
         }
         GuestMem rxm(tr, rx->attr.virtio_q_mkey, rx->on_write, &rx->host_fault);
-        SplitRing rxr = ring_of(rxm, rx->attr);
-        if (!rings_ok(rxm, *rx)) break;
-        if (!txr.gather(*tc, pkt)) {
+        const RingOf rxr(rxm, rx->attr);
+        if (!rings_ok(*rxr, *rx)) break;
+        if (!txr->gather(*tc, pkt)) {
             count_error(tx, error_type::kBufferAddr);
             break;
         }
@@ -232,13 +240,13 @@ LoopbackResult move_packets(const Translator& tr, QueueIo& tx, QueueIo* rx, uint
             break;
         }
         if (tx.max_frame && pkt.size() > hl + tx.max_frame) {
-            if (!complete_tx(txr, tx, *tc)) break;
+            if (!complete_tx(*txr, tx, *tc)) break;
             if (tx.frames) ++tx.frames->oversize;
             ++res.dropped;
             continue;
         }
         const Frame kind = classify(pkt, hl);
-        Rx r = receive(rxr, *rx, pkt);
+        Rx r = receive(*rxr, *rx, pkt);
         if (r != Rx::Done) {
             res.blocked = r == Rx::Blocked;
             break;
@@ -247,7 +255,7 @@ LoopbackResult move_packets(const Translator& tr, QueueIo& tx, QueueIo* rx, uint
         if (tx.frames && kind == Frame::Announce) ++tx.frames->announces;
         if (kind == Frame::Announce && tx.on_announce && *tx.on_announce) (*tx.on_announce)();
         res.announces += kind == Frame::Announce;
-        if (!complete_tx(txr, tx, *tc)) break;
+        if (!complete_tx(*txr, tx, *tc)) break;
         ++res.packets;
     }
     return res;

@@ -18,7 +18,7 @@
 #include "../objects.hpp"
 #include "common/prm/counters.hpp"
 #include "common/prm/virtq.hpp"
-#include "split_ring.hpp"
+#include "ring.hpp"
 
 namespace mlx5async::emu::dp {
 

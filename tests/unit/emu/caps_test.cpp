@@ -123,14 +123,18 @@ TEST(Profiles, Cx6dxAndCx7Differ) {
     EXPECT_FALSE(builtin_profile("cx5"));
 }
 
-// The datapath runs split rings only, so no profile claims packed ones
-// (doc/guides/mlx5async.md, "Virtio features").
-TEST(Profiles, EveryProfileAdvertisesSplitRingsOnly) {
+// The datapath runs split and packed rings: every profile lists both, and
+// packed=0 models firmware with split ones only (doc/emulator.md).
+TEST(Profiles, EveryProfileListsSplitAndPackedUnlessTold) {
     for (const char* name : {"cx6dx", "cx7"}) {
         auto p = builtin_profile(name);
         ASSERT_TRUE(p);
-        EXPECT_EQ(p->virtio.virtio_queue_type, 0x1) << name;
+        EXPECT_EQ(p->virtio.virtio_queue_type, 0x3) << name;
+        auto q = parse_spec(std::string(name) + ",packed=0");
+        ASSERT_TRUE(q);
+        EXPECT_EQ(q->virtio.virtio_queue_type, 0x1) << name;
     }
+    EXPECT_FALSE(parse_spec("cx7,packed=2"));
 }
 
 TEST(Profiles, MtuKeySetsThePortMtuWithinIpLimits) {

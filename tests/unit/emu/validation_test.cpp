@@ -109,21 +109,27 @@ TEST_F(Validation, CreateWrongObjTypeAndOpcode) {
               Status::BAD_OP_ERR, syndrome::kBadOpcode);
 }
 
-// No profile advertises packed rings (the datapath runs split ones): a
-// packed virtq is refused on cx7 as on cx6dx.
-TEST_F(Validation, PackedRingRefusedOnCx7) {
+// Packed virtqs are made where the caps list them, refused where not
+// (packed=0: firmware without them), at CREATE and in a MODIFY's Q_TYPE.
+TEST_F(Validation, PackedRingsOnlyWhereTheCapsListThem) {
     auto a = valid_attr(0);
     a.virtio_q_type = prm::VirtqType::PACKED;
+    EXPECT_EQ(create_virtq(a).ret.rc, 0);
+    close_all();
+    open_device(std::string("cx7,packed=0,") + kZeroLatency);
     expect_fw(create_virtq(a).ret, Status::BAD_PARAM_ERR, syndrome::kQueueTypeUnsupported);
+    Vq split = create_virtq(valid_attr(1));
+    ASSERT_EQ(split.ret.rc, 0);
+    prm::VirtqAttr m;
+    m.virtio_q_type = prm::VirtqType::PACKED;
+    expect_fw(modify_virtq(split, m, prm::modify_bits::Q_TYPE), Status::BAD_PARAM_ERR,
+              syndrome::kQueueTypeUnsupported);
 }
 
 TEST_F(Validation, ProfileLimitsOnCx6dx) {
     close_all();
     open_device(std::string("cx6dx,") + kZeroLatency);
     auto a = valid_attr(0);
-    a.virtio_q_type = prm::VirtqType::PACKED;
-    expect_fw(create_virtq(a).ret, Status::BAD_PARAM_ERR, syndrome::kQueueTypeUnsupported);
-    a = valid_attr(0);
     a.event_mode = prm::EventMode::MSIX;
     expect_fw(create_virtq(a).ret, Status::BAD_PARAM_ERR, syndrome::kEventModeUnsupported);
     a = valid_attr(0);
