@@ -9,6 +9,7 @@
 
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace mlx5async::pmd {
@@ -49,7 +50,11 @@ Result<core::VringConfig> vring_config(int vid, const rte_vhost_memory& mem, uin
     core::VringConfig c;
     c.index = i;
     c.size = vr.size;
+    // Packed rings' bases carry the wrap counters in bit 15.
     rte_vhost_get_vring_base(vid, i, &c.last_avail_idx, &c.last_used_idx);
+    uint64_t features = 0;
+    c.packed = rte_vhost_get_negotiated_features(vid, &features) == 0 &&
+               (features & (1ull << VIRTIO_F_RING_PACKED));
     c.kickfd = vr.kickfd;
     c.callfd = vr.callfd;
     if (!vr.desc || !vr.avail || !vr.used) {
@@ -114,24 +119,34 @@ namespace {
 // Split-ring used ring: flags, idx, size x {id, len}, avail_event (virtio 2.7.8).
 constexpr uint64_t used_ring_bytes(uint16_t size) { return 2 + 2 + 8ull * size + 2; }
 
-}  // namespace
+// What the device writes of a ring besides the buffers, in guest physical
+// addresses: a split ring's used ring (where vhost logs it), a packed
+// ring's descriptor ring (the device writes used descriptors over it).
+struct UsedArea {
+    uint64_t gpa = 0, len = 0;
+};
 
-namespace {
+std::optional<UsedArea> used_area(int vid, const rte_vhost_memory* mem, bool packed, uint16_t ring) {
+    rte_vhost_vring vr{};
+    if (rte_vhost_get_vhost_vring(vid, ring, &vr) != 0 || !vr.size) return std::nullopt;
+    if (!packed) return UsedArea{vr.log_guest_addr, used_ring_bytes(vr.size)};
+    if (!mem || !vr.desc_packed) return std::nullopt;
+    auto gpa = hva_to_gpa(*mem, vr.desc_packed, "desc");
+    if (!gpa) return std::nullopt;
+    return UsedArea{*gpa, 16ull * vr.size};
+}
 
-// The log bytes of each used ring (vhost's layout: one bit per 4 KiB page
-// of guest physical memory), as rte_vhost_log_used_vring will write them,
-// can be written: the frontend may have cut the log's file short, and a
-// write to a page past its end is SIGBUS in this process. Read through the
-// kernel (process_vm_readv on ourselves), which answers EFAULT instead.
-bool used_logs_backed(int vid, std::span<const core::RingIndexes> rings) {
-    uint64_t base = 0, size = 0;
-    if (rte_vhost_get_log_base(vid, &base, &size) != 0 || !base) return false;
+// The log bytes of each used area (vhost's layout: one bit per 4 KiB page
+// of guest physical memory), as the hand-back will write them, can be
+// written: the frontend may have cut the log's file short, and a write to
+// a page past its end is SIGBUS in this process. Read through the kernel
+// (process_vm_readv on ourselves), which answers EFAULT instead.
+bool used_logs_backed(std::span<const UsedArea> areas, uint64_t base, uint64_t size) {
+    if (!base) return false;
     std::vector<iovec> remote;
-    for (const auto& r : rings) {
-        rte_vhost_vring vr{};
-        if (rte_vhost_get_vhost_vring(vid, r.ring, &vr) != 0 || !vr.size) continue;
-        const uint64_t first = vr.log_guest_addr / 4096 / 8;
-        const uint64_t last = (vr.log_guest_addr + used_ring_bytes(vr.size) - 1) / 4096 / 8;
+    for (const UsedArea& a : areas) {
+        const uint64_t first = a.gpa / 4096 / 8;
+        const uint64_t last = (a.gpa + a.len - 1) / 4096 / 8;
         if (last >= size) continue;  // past the log: vhost writes nothing there
         remote.push_back({reinterpret_cast<void*>(uintptr_t(base + first)), size_t(last - first + 1)});
     }
@@ -150,15 +165,23 @@ HandBack hand_back_rings(int vid, std::span<const core::RingIndexes> rings, bool
     for (const auto& r : rings)
         if (rte_vhost_set_vring_base(vid, r.ring, r.last_avail_idx, r.last_used_idx) == 0) h.rings++;
     int64_t t1 = steady_now_ns();
-    if (log_used && !used_logs_backed(vid, rings)) {
-        log_used = false;
-        h.log_unbacked = true;
+    std::vector<UsedArea> areas;
+    if (log_used) {
+        uint64_t features = 0;
+        const bool packed = rte_vhost_get_negotiated_features(vid, &features) == 0 &&
+                            (features & (1ull << VIRTIO_F_RING_PACKED));
+        auto mem = packed ? mem_table(vid) : Result<MemTable>(MemTable(nullptr));
+        for (const auto& r : rings)
+            if (auto a = used_area(vid, mem ? mem->get() : nullptr, packed, r.ring)) areas.push_back(*a);
+        uint64_t base = 0, size = 0;
+        if (rte_vhost_get_log_base(vid, &base, &size) != 0 || !used_logs_backed(areas, base, size)) {
+            log_used = false;
+            h.log_unbacked = true;
+        }
     }
     if (log_used) {
-        for (const auto& r : rings) {
-            rte_vhost_vring vr{};
-            if (rte_vhost_get_vhost_vring(vid, r.ring, &vr) != 0 || !vr.size) continue;
-            rte_vhost_log_used_vring(vid, r.ring, 0, used_ring_bytes(vr.size));
+        for (const UsedArea& a : areas) {
+            rte_vhost_log_write(vid, a.gpa, a.len);
             h.logged++;
         }
     }

@@ -360,6 +360,33 @@ TEST_F(DeviceCore, RingsOutsideGuestMemoryAreNeverStarted) {
     }
 }
 
+// A packed ring's driver and device areas are 4-byte event suppression
+// structures, not a split ring's avail and used rings.
+TEST_F(DeviceCore, APackedRingsEventAreasAreCheckedAsFourBytes) {
+    open("cx7", 2);
+    enable_all(4);
+    auto packed = [&](uint64_t used_gpa) {
+        GuestConfig g = guest_in_ram(4);
+        g.features |= vfeat::RING_PACKED;
+        for (auto& v : g.vrings) {
+            v.packed = true;
+            v.last_avail_idx = v.last_used_idx = 0x8000;  // slot 0, wrap counters 1
+        }
+        g.vrings[2].used_gpa = used_gpa;
+        return g;
+    };
+    // The last 4 bytes of guest memory hold the whole device area.
+    ASSERT_TRUE(dev->configure(packed((1ull << 30) - 4)));
+    EXPECT_EQ(phases(4), std::vector<VqPhase>(4, VqPhase::Ready));
+    std::vector<RingIndexes> out;
+    ASSERT_TRUE(dev->close(out));
+    auto r = dev->configure(packed((1ull << 30) - 2));
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().what.find("vring 2 refused: device event suppression area"), std::string::npos)
+        << r.error().what;
+    ASSERT_TRUE(dev->close(out));
+}
+
 // After the frontend left, its rings and memory are gone: nothing resumes.
 TEST_F(DeviceCore, ResumeWithoutAFrontendIsRefused) {
     open("cx7", 2);
@@ -608,10 +635,51 @@ TEST_F(DeviceCore, OffersAnnounceLayoutOrderingAndThePortsMtu) {
                           vfeat::PROTOCOL_FEATURES})
         EXPECT_TRUE(f & want) << std::hex << want;
     // No cap says the device honours these, or the emulator does not.
-    for (uint64_t never : {vfeat::RING_EVENT_IDX, vfeat::RING_INDIRECT_DESC, vfeat::RING_PACKED,
-                           vfeat::ACCESS_PLATFORM, vfeat::CTRL_VQ})
+    for (uint64_t never : {vfeat::RING_EVENT_IDX, vfeat::RING_INDIRECT_DESC, vfeat::ACCESS_PLATFORM,
+                           vfeat::CTRL_VQ})
         EXPECT_FALSE(f & never) << std::hex << never;
     EXPECT_EQ(dev->port_mtu(), 9000);
+}
+
+TEST_F(DeviceCore, PackedRingsAreOfferedOnlyWhenTheFirmwareListsThem) {
+    emu_extra = ",packed=0";
+    open("cx7", 1);
+    EXPECT_FALSE(dev->features() & vfeat::RING_PACKED);
+}
+
+// A guest that negotiated RING_PACKED gets packed virtqs: the objects made
+// at probe (split: no features yet) are switched in their MODIFY to RDY,
+// and the positions (slot, wrap counter in bit 15) go through unchanged,
+// from vhost to the device and from the suspended device back.
+TEST_F(DeviceCore, PackedRingsRunPackedAndCarryTheirWrapCountersThrough) {
+    open("cx7", 4);
+    ASSERT_TRUE(dev->features() & vfeat::RING_PACKED);
+    auto g = guest(8);
+    g.features |= vfeat::RING_PACKED;
+    for (auto& v : g.vrings) {
+        v.packed = true;
+        v.last_avail_idx = v.last_used_idx = uint16_t((v.index % 2 ? 0x8000 : 0) | (200 + v.index));
+    }
+    enable_all(8);
+    ASSERT_TRUE(dev->configure(g));
+    for (uint16_t i = 0; i < 8; i++) {
+        auto f = fw(i);
+        EXPECT_EQ(f.state, prm::VirtqState::RDY) << i;
+        EXPECT_EQ(f.attr.virtio_q_type, prm::VirtqType::PACKED) << i;
+        EXPECT_EQ(f.hw_available_index, g.vrings[i].last_avail_idx) << i;
+    }
+    std::vector<RingIndexes> out;
+    ASSERT_TRUE(dev->close(out));
+    ASSERT_EQ(out.size(), 8u);
+    for (uint16_t i = 0; i < 8; i++) {
+        EXPECT_EQ(out[i].last_avail_idx, g.vrings[i].last_avail_idx) << i;
+        EXPECT_EQ(out[i].last_used_idx, g.vrings[i].last_used_idx) << i;
+        EXPECT_TRUE(out[i].from_device) << i;
+    }
+    // The next guest runs split again: the same objects switch back.
+    auto split = guest(8);
+    ASSERT_TRUE(dev->configure(split));
+    for (uint16_t i = 0; i < 8; i++) EXPECT_EQ(fw(i).attr.virtio_q_type, prm::VirtqType::SPLIT) << i;
 }
 
 TEST(DeviceOpen, UnknownProfileAndHardwareWithoutDeviceFailClearly) {

@@ -40,6 +40,11 @@ prm::VirtqAttr Device::Impl::start_attr(const Vq& vq, const VringConfig* vr,
             a.hw_used_index = used;
             a.modify_field_select |= mb::VIRTIO_Q_USED_IDX;
         }
+        // An object made before the features were known (queues=) is split.
+        if (a.virtio_q_type != ring_type()) {
+            a.virtio_q_type = ring_type();
+            a.modify_field_select |= mb::Q_TYPE;
+        }
         bool v1 = (guest.features & vfeat::VERSION_1) != 0;
         if (fresh || a.virtio_version_1_0 != v1) {
             a.virtio_version_1_0 = v1;

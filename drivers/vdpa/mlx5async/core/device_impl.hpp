@@ -129,6 +129,10 @@ struct Device::Impl {
     // The frontend left: the objects it made beyond the probe's go.
     void release_frontend_objects();
     prm::VirtqAttr base_attr(const Vq& vq, uint16_t size) const;
+    // The ring layout the guest negotiated (RING_PACKED), split before any.
+    prm::VirtqType ring_type() const {
+        return guest.features & vfeat::RING_PACKED ? prm::VirtqType::PACKED : prm::VirtqType::SPLIT;
+    }
     // Bytes of a virtq's umem n for rings of `size` (at least one).
     uint64_t umem_bytes(int n, uint16_t size) const;
     // Umem n of the virtq is missing or too small for this ring size.

@@ -33,6 +33,10 @@ struct VringConfig {
     uint64_t used_gpa = 0;
     uint16_t last_avail_idx = 0;
     uint16_t last_used_idx = 0;
+    // RING_PACKED negotiated: avail_gpa / used_gpa are the driver and
+    // device event suppression areas, the indexes carry wrap counters in
+    // bit 15 (vhost's convention).
+    bool packed = false;
     bool enabled = false;
     int kickfd = -1;
     int callfd = -1;

@@ -135,10 +135,14 @@ Result<void> validate_vring(const VringConfig& v, const std::vector<MemRegion>& 
         const char* name;
         uint64_t gpa, len, align;
     };
-    const Area areas[] = {{"descriptor table", v.desc_gpa, 16ull * v.size, 16},
+    // virtio 1.x §2.7 (split) and §2.8.10 (packed: 4-byte event areas).
+    const Area split[] = {{"descriptor table", v.desc_gpa, 16ull * v.size, 16},
                           {"driver area (avail)", v.avail_gpa, 6 + 2ull * v.size, 2},
                           {"device area (used)", v.used_gpa, 6 + 8ull * v.size, 4}};
-    for (const Area& a : areas) {
+    const Area packed[] = {{"descriptor ring", v.desc_gpa, 16ull * v.size, 16},
+                           {"driver event suppression area", v.avail_gpa, 4, 4},
+                           {"device event suppression area", v.used_gpa, 4, 4}};
+    for (const Area& a : v.packed ? packed : split) {
         char at[96];
         std::snprintf(at, sizeof at, " at gpa 0x%llx (+0x%llx)", static_cast<unsigned long long>(a.gpa),
                       static_cast<unsigned long long>(a.len));

@@ -19,7 +19,8 @@ namespace mlx5async::core {
 // (queue pairs from max_num_virtio_queues); the virtio-net offloads the
 // device lists in device_features_bits_mask (PRM numbering, as Linux
 // mlx5_vnet.c maps it; DPDK's mlx5 reads the same bits as tso/csum caps);
-// MTU when the port's MTU is known (`port_mtu` > 0: QUERY_NIC_VPORT_CONTEXT).
+// MTU when the port's MTU is known (`port_mtu` > 0: QUERY_NIC_VPORT_CONTEXT);
+// RING_PACKED when the device lists packed virtqs (virtio_queue_type bit 1).
 inline uint64_t device_features(const prm::VirtioEmulationCaps& c, uint32_t max_virtqs,
                                 uint16_t port_mtu) {
     uint64_t f = vfeat::LOG_ALL | vfeat::PROTOCOL_FEATURES | vfeat::GUEST_ANNOUNCE |
@@ -28,6 +29,7 @@ inline uint64_t device_features(const prm::VirtioEmulationCaps& c, uint32_t max_
     if (c.virtio_version_1_0) f |= vfeat::VERSION_1;
     if (max_virtqs >= 4) f |= vfeat::MQ;
     if (port_mtu) f |= vfeat::MTU;
+    if (c.virtio_queue_type & (1u << unsigned(prm::VirtqType::PACKED))) f |= vfeat::RING_PACKED;
     return f;
 }
 

@@ -29,7 +29,7 @@ prm::VirtqAttr Device::Impl::base_attr(const Vq& vq, uint16_t size) const {
     prm::VirtqAttr a;
     a.queue_index = vq.index;
     a.queue_size = size;
-    a.virtio_q_type = prm::VirtqType::SPLIT;
+    a.virtio_q_type = ring_type();
     a.event_mode = prm::EventMode::NO_MSIX;
     if (uint32_t qpn = irqs.fw_qpn(vq.index)) {  // the device messages this QP, we write the callfd
         a.event_mode = prm::EventMode::QP;
