@@ -143,7 +143,7 @@ class Testbed:
 
     def __init__(self, app, guest_dir, queue_pairs, legacy=False, hugepages=0,
                  announce_initial=None, nics=1, qemu=QEMU, host_kind="vdpa-testpmd", pmd=None,
-                 guest_announce=True):
+                 guest_announce=True, packed=False):
         """Guests with `nics` NICs (a device of the host each) of
         `queue_pairs`, legacy-only virtio-net with `legacy`; with
         `hugepages`, that many 2 MiB pages reserved and mounted in the folder,
@@ -153,12 +153,13 @@ class Testbed:
         ovs-vswitchd-dpdk (whose EAL needs ovs.HUGEPAGES reserved, without
         a mount). Without `guest_announce` the guests' NICs do not offer
         GUEST_ANNOUNCE: QEMU's RARPs (SEND_RARP) and the device's own
-        announce them, and a start is over at the device's first RARP."""
+        announce them, and a start is over at the device's first RARP.
+        With `packed` the NICs run packed virtqueues (QEMU packed=on)."""
         assert host_kind in HOST_KINDS, host_kind
         self.guest_announce = guest_announce
         self.app, self.guest_dir, self.qemu = app, guest_dir, qemu
         self.host_kind, self.pmd = host_kind, pmd
-        self.queue_pairs, self.nics, self.legacy = queue_pairs, nics, legacy
+        self.queue_pairs, self.nics, self.legacy, self.packed = queue_pairs, nics, legacy, packed
         self.announce_initial = announce_initial
         self.wd = Workdir("mlx5a-mig-")
         self.workdir = self.wd.path
@@ -215,7 +216,7 @@ class Testbed:
         vm = Vm(self.guest_dir, self.workdir, f"vm{next(_seq)}", sockets,
                 self.queue_pairs, legacy=self.legacy,
                 mem_path=self.hugepages.mount if self.hugepages else None, qemu=self.qemu,
-                guest_announce=self.guest_announce, first_mac=first_device,
+                guest_announce=self.guest_announce, first_mac=first_device, packed=self.packed,
                 **{**self.vm_options, **kw})
         vm.host = host  # whose devices serve its NICs: for the failure reports
         vm.first_device = first_device

@@ -116,7 +116,8 @@ class Vm(Proc):
 
     def __init__(self, guest_dir, workdir, name, vhost_sockets, queue_pairs, incoming=None,
                  paused=False, page_per_vq=False, mem_mb=MEM_MB, legacy=False, mem_path=None,
-                 qemu=QEMU, guest_announce=True, dimm_slots=0, extra_args=(), first_mac=0):
+                 qemu=QEMU, guest_announce=True, dimm_slots=0, extra_args=(), first_mac=0,
+                 packed=False):
         """A virtio-net NIC on each of `vhost_sockets` (a path, or a list:
         eth0, eth1 ...), each with `queue_pairs`. `legacy`: legacy-only
         virtio-net (no VERSION_1: the guest driver then negotiates
@@ -127,11 +128,14 @@ class Vm(Proc):
         `dimm_slots`: room for that many memory DIMMs of up to DIMM_MB each
         to be hot-plugged (the guest onlines them); `extra_args`: more of
         QEMU's command line (the destination's DIMMs). NIC k has the MAC
-        mac_of(first_mac + k): that of the host device that serves it."""
+        mac_of(first_mac + k): that of the host device that serves it.
+        `packed`: the NICs offer packed virtqueues (RING_PACKED), which
+        the guest's driver then takes."""
         self.name = name
         self.console_path = os.path.join(workdir, f"{name}-console.log")
         self.qmp_path = os.path.join(workdir, f"{name}-qmp.sock")
         self.queue_pairs = queue_pairs
+        self.packed = packed
         sockets = [vhost_sockets] if isinstance(vhost_sockets, str) else list(vhost_sockets)
         self.nics = len(sockets)
         nic_args = []
@@ -141,6 +145,7 @@ class Vm(Proc):
                    + (",mq=on" if queue_pairs > 1 else "")
                    + (",page-per-vq=on" if page_per_vq else "")
                    + ("" if guest_announce else ",guest_announce=off")
+                   + (",packed=on" if packed else "")
                    + (",disable-modern=on,disable-legacy=off" if legacy else ""))
             nic_args += ["-chardev", f"socket,id=vu{k},path={path}",
                          "-netdev", f"vhost-user,id=n{k},chardev=vu{k},queues={queue_pairs}",
