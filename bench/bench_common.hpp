@@ -45,6 +45,7 @@ void register_suspend_resume();
 void register_heuristics();
 void register_engine_overhead();
 void register_floor();
+void register_datapath();
 void register_destination();
 
 }  // namespace mlx5async::bench

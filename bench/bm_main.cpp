@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
     bench::register_heuristics();
     bench::register_engine_overhead();
     bench::register_floor();
+    bench::register_datapath();
 #endif
     benchmark::AddCustomContext("profile", bench::profile_spec());
     benchmark::AddCustomContext("git_revision", MLX5A_GIT_REVISION);

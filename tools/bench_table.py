@@ -140,6 +140,30 @@ def targets(path):
     return out
 
 
+LOOPBACK = re.compile(r"BM_Loopback/ring:(split|packed)/(\d+)")
+
+
+def datapath(path):
+    """The --datapath run: the emulator's loopback per ring layout and
+    payload size, medians, packed's time per packet over split's."""
+    with open(path) as f:
+        doc = json.load(f)
+    cells = {}
+    for b in doc["benchmarks"]:
+        m = LOOPBACK.match(b["name"])
+        if m and b.get("aggregate_name") == "median":
+            cells.setdefault(int(m.group(2)), {})[m.group(1)] = b["s_per_packet"] * 1e9
+    ctx = doc.get("context", {})
+    print(f"git {ctx.get('git_revision', '?')}, load {ctx.get('load_avg', '?')}")
+    print()
+    print("| payload bytes | split ns/packet | packed ns/packet | split Mpps | packed Mpps | packed/split |")
+    print("|---|---|---|---|---|---|")
+    for n, v in sorted(cells.items()):
+        if "split" in v and "packed" in v:
+            s, p = v["split"], v["packed"]
+            print(f"| {n} | {s:.0f} | {p:.0f} | {1e3 / s:.2f} | {1e3 / p:.2f} | {p / s:.2f} |")
+
+
 def summary(paths):
     """Several runs: each target's median over the runs and its range."""
     runs = [targets(p) for p in paths]
@@ -153,6 +177,8 @@ def summary(paths):
 if __name__ == "__main__":
     if sys.argv[1] == "--histograms":
         histograms(sys.argv[2])
+    elif sys.argv[1] == "--datapath":
+        datapath(sys.argv[2])
     elif len(sys.argv) > 2:
         summary(sys.argv[1:])
     else:
