@@ -85,25 +85,27 @@ uint16_t PackedRing::after(uint16_t pos, uint16_t slots) const {
 }
 
 bool PackedRing::push_used(uint16_t used_pos, std::span<const UsedElem> elems) const {
-    std::vector<std::pair<uint64_t, uint16_t>> flags;  // (address, value) per entry
+    // §2.8.2: a used descriptor has AVAIL and USED equal to the device's
+    // wrap counter; WRITE when the device wrote into the buffer.
+    auto publish = [&](uint16_t pos, const UsedElem& e) {
+        uint16_t f = wrap_of(pos) ? uint16_t(kDescAvail | kDescUsed) : uint16_t(0);
+        if (e.len) f |= kDescWrite;
+        return mem_.store_idx(desc_ + uint64_t(slot_of(pos)) * kDescBytes + kFlagsOff, f);
+    };
+    uint16_t pos = used_pos;
     for (const UsedElem& e : elems) {
-        const uint16_t slot = slot_of(used_pos);
-        if (slot >= size_) return false;
-        const uint64_t at = desc_ + uint64_t(slot) * kDescBytes;
+        if (slot_of(pos) >= size_) return false;
         uint8_t raw[6];
         std::memcpy(raw, &e.len, 4);
         std::memcpy(raw + 4, &e.id, 2);
-        if (!mem_.write(at + kLenOff, raw, sizeof raw)) return false;
-        // §2.8.2: a used descriptor has AVAIL and USED equal to the device's
-        // wrap counter; WRITE when the device wrote into the buffer.
-        uint16_t f = wrap_of(used_pos) ? uint16_t(kDescAvail | kDescUsed) : uint16_t(0);
-        if (e.len) f |= kDescWrite;
-        flags.emplace_back(at + kFlagsOff, f);
-        used_pos = after(used_pos, e.slots);
+        if (!mem_.write(desc_ + uint64_t(slot_of(pos)) * kDescBytes + kLenOff, raw, sizeof raw)) return false;
+        pos = after(pos, e.slots);
     }
-    for (size_t k = flags.size(); k-- > 1;)
-        if (!mem_.store_idx(flags[k].first, flags[k].second)) return false;
-    return flags.empty() || mem_.store_idx(flags[0].first, flags[0].second);
+    if (elems.empty()) return true;
+    pos = after(used_pos, elems[0].slots);
+    for (size_t k = 1; k < elems.size(); pos = after(pos, elems[k].slots), ++k)
+        if (!publish(pos, elems[k])) return false;
+    return publish(used_pos, elems[0]);
 }
 
 }  // namespace mlx5async::emu::dp

@@ -43,18 +43,23 @@ Result<MemTable> mem_table(int vid) {
 // the frontend has not set it up. A ring set up with addresses vhost could
 // not map, or that lie outside the memory table, comes back `unusable`
 // (the device refuses it by name; the others start).
-Result<core::VringConfig> vring_config(int vid, const rte_vhost_memory& mem, uint16_t i) {
+// Whether the frontend negotiated packed rings (their bases carry the wrap
+// counters in bit 15).
+bool negotiated_packed(int vid) {
+    uint64_t features = 0;
+    return rte_vhost_get_negotiated_features(vid, &features) == 0 &&
+           (features & (1ull << VIRTIO_F_RING_PACKED));
+}
+
+Result<core::VringConfig> vring_config(int vid, const rte_vhost_memory& mem, uint16_t i, bool packed) {
     rte_vhost_vring vr{};
     if (rte_vhost_get_vhost_vring(vid, i, &vr) != 0 || vr.size == 0)
         return fail(Errc::NotFound, "vring " + std::to_string(i) + " is not set up");
     core::VringConfig c;
     c.index = i;
     c.size = vr.size;
-    // Packed rings' bases carry the wrap counters in bit 15.
     rte_vhost_get_vring_base(vid, i, &c.last_avail_idx, &c.last_used_idx);
-    uint64_t features = 0;
-    c.packed = rte_vhost_get_negotiated_features(vid, &features) == 0 &&
-               (features & (1ull << VIRTIO_F_RING_PACKED));
+    c.packed = packed;
     c.kickfd = vr.kickfd;
     c.callfd = vr.callfd;
     if (!vr.desc || !vr.avail || !vr.used) {
@@ -81,7 +86,7 @@ Result<core::VringConfig> vring_config(int vid, const rte_vhost_memory& mem, uin
 Result<core::VringConfig> read_vring_config(int vid, uint16_t ring) {
     auto mem = mem_table(vid);
     MLX5A_CHECK(mem);
-    return vring_config(vid, **mem, ring);
+    return vring_config(vid, **mem, ring, negotiated_packed(vid));
 }
 
 Result<core::GuestConfig> read_guest_config(int vid) {
@@ -106,7 +111,7 @@ Result<core::GuestConfig> read_guest_config(int vid) {
     }
     uint16_t n = rte_vhost_get_vring_num(vid);
     for (uint16_t i = 0; i < n; i++) {
-        auto c = vring_config(vid, **mem, i);
+        auto c = vring_config(vid, **mem, i, (g.features & (1ull << VIRTIO_F_RING_PACKED)) != 0);
         if (!c && c.error().code == Errc::NotFound) continue;  // not set up
         MLX5A_CHECK(c);
         g.vrings.push_back(*c);
@@ -167,12 +172,12 @@ HandBack hand_back_rings(int vid, std::span<const core::RingIndexes> rings, bool
     int64_t t1 = steady_now_ns();
     std::vector<UsedArea> areas;
     if (log_used) {
-        uint64_t features = 0;
-        const bool packed = rte_vhost_get_negotiated_features(vid, &features) == 0 &&
-                            (features & (1ull << VIRTIO_F_RING_PACKED));
-        auto mem = packed ? mem_table(vid) : Result<MemTable>(MemTable(nullptr));
+        const bool packed = negotiated_packed(vid);
+        MemTable mem;  // a packed ring's descriptor ring is found by address
+        if (packed)
+            if (auto m = mem_table(vid)) mem = std::move(*m);
         for (const auto& r : rings)
-            if (auto a = used_area(vid, mem ? mem->get() : nullptr, packed, r.ring)) areas.push_back(*a);
+            if (auto a = used_area(vid, mem.get(), packed, r.ring)) areas.push_back(*a);
         uint64_t base = 0, size = 0;
         if (rte_vhost_get_log_base(vid, &base, &size) != 0 || !used_logs_backed(areas, base, size)) {
             log_used = false;
