@@ -241,11 +241,12 @@ class Testbed:
                 vm.host.report(k) for k in range(vm.first_device, vm.first_device + vm.nics))) from e
 
     def begin(self, src_vm, dst_host, paused=False, page_per_vq=False, return_path=True,
-              max_bandwidth=None, postcopy=False):
+              max_bandwidth=None, postcopy=False, parameters=None):
         """Starts a migration of src_vm's guest to a new QEMU on dst_host
         (-incoming defer) and returns that QEMU; the migration runs on. With
         `postcopy` both QEMUs are asked for postcopy-ram (the destination
-        first, as QEMU checks its backends there)."""
+        first, as QEMU checks its backends there). `parameters`: more of the
+        source's migrate-set-parameters (downtime-limit, say)."""
         dst_vm = self._vm(dst_host, src_vm.first_device, incoming="defer", paused=paused,
                           page_per_vq=page_per_vq)
         caps = [{"capability": "events", "state": True},
@@ -260,23 +261,26 @@ class Testbed:
         dst_vm.qmp.cmd("migrate-incoming", uri=uri)
         if max_bandwidth:
             src_vm.qmp.cmd("migrate-set-parameters", **{"max-bandwidth": int(max_bandwidth)})
+        if parameters:
+            src_vm.qmp.cmd("migrate-set-parameters", **parameters)
         src_vm.qmp.cmd("migrate", uri=uri)
         return dst_vm
 
     def migrate(self, src_vm, src_host, dst_host, paused=False, page_per_vq=False,
-                return_path=True, max_bandwidth=None, timeout=240):
+                return_path=True, max_bandwidth=None, timeout=240, parameters=None):
         """Migrates src_vm's guest to a new QEMU on dst_host. With `paused`
         the destination stays stopped after the migration (-S): its vhost
         device is never started. `max_bandwidth` (bytes/s) stretches the
         pre-copy. Returns the Migration once it completed, the destination
         runs (unless paused) and both ledgers are final: the destination's
         with the guest's announce (its first gratuitous ARP through the
-        device, QEMU asking the guest with VIRTIO_NET_F_GUEST_ANNOUNCE)."""
+        device, QEMU asking the guest with VIRTIO_NET_F_GUEST_ANNOUNCE).
+        `parameters`: more migrate-set-parameters for the source."""
         return self.finish(self.start(src_vm, src_host, dst_host, paused, page_per_vq, return_path,
-                                      max_bandwidth, timeout))
+                                      max_bandwidth, timeout, parameters))
 
     def start(self, src_vm, src_host, dst_host, paused=False, page_per_vq=False, return_path=True,
-              max_bandwidth=None, timeout=240):
+              max_bandwidth=None, timeout=240, parameters=None):
         """The first half of migrate(): the migration begun, its Migration
         returned at once (several guests' migrations then run together);
         finish() waits for it."""
@@ -284,7 +288,8 @@ class Testbed:
         devices = range(src_vm.first_device, src_vm.first_device + src_vm.nics)
         dst_before = [dst_host.ledger(k) for k in devices]
         src_before = [src_host.ledger(k) for k in devices]
-        dst_vm = self.begin(src_vm, dst_host, paused, page_per_vq, return_path, max_bandwidth)
+        dst_vm = self.begin(src_vm, dst_host, paused, page_per_vq, return_path, max_bandwidth,
+                            parameters=parameters)
         dst_vm.up_line = src_vm.up_line  # the same guest, booted once
         m = Migration(src_vm, dst_vm, src_host, dst_host, src_mark, dst_mark)
         m.deadline = time.monotonic() + timeout

@@ -67,7 +67,7 @@ def case_plug(a):
         # destination paused first, so that both RAMs compare.
         bed.vm_options = {"dimm_slots": 1, "extra_args": DIMM_ARGS}
         m = slow_paused_migration(bed, vm, src, dst)
-        check_ram(bed, m, ((0, qemu.MEM_MB << 20), (DIMM_GPA, qemu.DIMM_MB << 20)))
+        check_ram(bed, m, ((0, qemu.MEM_BYTES), (DIMM_GPA, qemu.DIMM_MB << 20)))
         bed.resume(m)
         assert m.dst_ledger["regions_registered"] == 2, m.dst_ledger
         check_destination_traffic(m)
