@@ -259,10 +259,9 @@ class Testbed:
             if self.announce_initial is not None:  # the destination announces; both told
                 vm.qmp.cmd("migrate-set-parameters", **{"announce-initial": int(self.announce_initial)})
         dst_vm.qmp.cmd("migrate-incoming", uri=uri)
-        if max_bandwidth:
-            src_vm.qmp.cmd("migrate-set-parameters", **{"max-bandwidth": int(max_bandwidth)})
-        if parameters:
-            src_vm.qmp.cmd("migrate-set-parameters", **parameters)
+        params = {**({"max-bandwidth": int(max_bandwidth)} if max_bandwidth else {}), **(parameters or {})}
+        if params:
+            src_vm.qmp.cmd("migrate-set-parameters", **params)
         src_vm.qmp.cmd("migrate", uri=uri)
         return dst_vm
 

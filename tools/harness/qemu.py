@@ -128,7 +128,7 @@ class Vm(Proc):
     `workdir` under `name`; QMP is a unix socket there."""
 
     def __init__(self, guest_dir, workdir, name, vhost_sockets, queue_pairs, incoming=None,
-                 paused=False, page_per_vq=False, mem_mb=MEM_MB, legacy=False, mem_path=None,
+                 paused=False, page_per_vq=False, legacy=False, mem_path=None,
                  qemu=QEMU, guest_announce=True, dimm_slots=0, extra_args=(), first_mac=0,
                  packed=False, guest_args=()):
         """A virtio-net NIC on each of `vhost_sockets` (a path, or a list:
@@ -165,7 +165,7 @@ class Vm(Proc):
                          "-netdev", f"vhost-user,id=n{k},chardev=vu{k},queues={queue_pairs}",
                          "-device", nic]
         # vhost-user needs the guest's RAM shared with the backend.
-        ram_kb = ((mem_mb << 20) + RAM_TAIL) >> 10
+        ram_kb = MEM_BYTES >> 10
         mem = (f"memory-backend-file,id=mem,size={ram_kb}K,mem-path={mem_path},share=on" if mem_path
                else f"memory-backend-memfd,id=mem,size={ram_kb}K,share=on")
         size = f"{ram_kb}K" + (f",slots={dimm_slots},maxmem={ram_kb + dimm_slots * (DIMM_MB << 10)}K"
