@@ -61,7 +61,7 @@ FAULTS = {
 # The recovery's own lines, and what the engine says of late commands.
 RECOVERY = [r"stop: \d+ of \d+ virtqs not stopped by the first suspend .*; (\d+) of them stopped on the second round",
             r"start attempt \d+ of \d+ failed .*: trying again", r"started on attempt \d+",
-            r"firmware commands unanswered after their batch's deadline"]
+            r"firmware commands outlived their batch's deadline"]
 
 
 def arm(host, rule):

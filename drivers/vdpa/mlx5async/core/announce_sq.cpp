@@ -124,9 +124,13 @@ Result<void> AnnounceSq::poll() {
     bool took = false;
     while (true) {
         std::byte* slot = mem_.data() + kCqOffset + size_t(cq_ci_ & (kBlocks - 1)) * prm::kCqeBytes;
-        // op_own (byte 63) last: the device writes it last.
-        const auto op_own = std::atomic_ref<uint8_t>(*reinterpret_cast<uint8_t*>(slot + 63))
-                                .load(std::memory_order_acquire);
+        // The device publishes bytes 60..63 (op_own is byte 63) last, as one
+        // 32-bit word: acquire that same word so the rest of the CQE is visible.
+        const uint32_t tail = std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(slot + 60))
+                                  .load(std::memory_order_acquire);
+        std::byte tail_bytes[4];
+        std::memcpy(tail_bytes, &tail, sizeof tail);
+        const auto op_own = uint8_t(tail_bytes[3]);
         const bool owner = op_own & 1;
         if ((op_own >> 4) == uint8_t(prm::CqeOpcode::INVALID) || owner != bool((cq_ci_ >> kLogBlocks) & 1))
             break;

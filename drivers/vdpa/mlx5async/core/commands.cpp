@@ -119,9 +119,10 @@ void Commands::note_unanswered() {
     const unsigned late = engine_->late_commands();
     if (late > unanswered_)
         logf(LogLevel::Warning,
-             "%s: %u firmware commands unanswered after their batch's deadline (%u of %u command "
-             "slots held until the device answers or the kernel's command timeout fails them)",
-             name_.c_str(), late, late, max_inflight_);
+             "%s: %u firmware commands outlived their batch's deadline (each one still unanswered "
+             "holds one of %u command slots until the device answers or the kernel's command "
+             "timeout fails it)",
+             name_.c_str(), late, max_inflight_);
     else if (late == 0 && unanswered_)
         logf(LogLevel::Info, "%s: every late firmware command answered", name_.c_str());
     unanswered_ = late;

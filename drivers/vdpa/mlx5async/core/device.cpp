@@ -367,6 +367,17 @@ Result<void> Device::set_max_inflight(uint32_t n) {
     });
 }
 
+Result<void> Device::set_timeout_ms(uint32_t ms) {
+    if (ms < 1 || ms > 600000) return fail(Errc::InvalidArgument, "timeout_ms must be in 1..600000");
+    Impl& d = *impl_;
+    return d.strand->run([&d, ms] {
+        d.cmds->set_timeout_ms(ms);
+        d.cfg.timeout_ms = ms;
+        d.publish();
+        return Result<void>{};
+    });
+}
+
 void Device::trace_enable(bool on) { impl_->cmds->trace_enable(on); }
 
 std::vector<CmdSpan> Device::trace_read(size_t max) { return impl_->cmds->trace_read(max); }

@@ -162,6 +162,8 @@ public:
     void set_vhost_ns(Op op, uint64_t ns);
     Result<void> set_strategy(Strategy s);
     Result<void> set_max_inflight(uint32_t n);
+    // The deadline of later control batches (the timeout_ms devarg), 1..600000.
+    Result<void> set_timeout_ms(uint32_t ms);
     void trace_enable(bool on);
     std::vector<CmdSpan> trace_read(size_t max);
     Result<prm::VirtqCounters> counters(uint16_t ring);
