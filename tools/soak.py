@@ -221,7 +221,7 @@ def main():
     if bad:
         print("soak: grew after the warm-up:\n  " + "\n  ".join(bad))
         return 1
-    measured.write_summary(os.path.join(a.out, "summary.json"), "./run soak", table)
+    measured.write_summary(os.path.join(a.out, "summary.json"), f"./run soak {a.minutes:g}", table)
     return 0
 
 

@@ -16,7 +16,7 @@ command, the virtq and the status (an async QUERY's EBUSY is requeued by
 the engine and a late umem registration, a blocking kernel verb, waited
 for: no failure), and the recovery said in one line.
 
-  test_faults.py matrix --app vdpa-testpmd --guest-dir .cache/guest [--side src|dst]
+  test_faults.py matrix --app vdpa-testpmd --guest-dir .cache/guest [--side src|dst] [--summary JSON]
 """
 import os
 import re
@@ -29,6 +29,7 @@ from test_migration import (SOURCE_EXPECTED, HOST_EXPECTED, bed_of, check_announ
                             check_ram, check_traffic, require_qemu_and_guest)
 from harness import qemu  # noqa: E402  (test_migration put tools/ on the path)
 from harness.cases import run_case  # noqa: E402
+import measured  # noqa: E402  (tools/, as the harness)
 
 QP = 2
 DEVICE = "vdpa_mlx5async0"
@@ -126,13 +127,23 @@ def one_cell(bed, vm, src, index, command, fault):
     # A hung or late command's own completion, after its batch gave up on it.
     bad = [l for l in bad if not re.search(names, l)]
     assert not bad, f"{command} {fault}: other error lines:\n" + "\n".join(bad)
-    outcome = (f"{side} {command:<13} {fault:<6}: completed, RAM identical, {2 * QP} rings' bases "
-               f"handed over, traffic and announce on the destination; "
-               f"{recovered[-1].split(': ', 2)[-1] if recovered else 'no retry needed'}")
-    print(outcome, flush=True)
+    recovery = recovered[-1].split(": ", 2)[-1] if recovered else "no retry needed"
+    print(f"{side} {command:<13} {fault:<6}: completed, RAM identical, {2 * QP} rings' bases "
+          f"handed over, traffic and announce on the destination; {recovery}", flush=True)
     vm.terminate()  # the source QEMU quits, as after a real migration
     assert src.stop() == 0, f"{src.name}: vdpa-testpmd failed"
-    return m.dst_vm, dst
+    row = [side, command, fault, len(hits), recovery]
+    return m.dst_vm, dst, row
+
+
+def table(rows):
+    """The matrix as Markdown: one row per cell, as the run ended it."""
+    out = ["| side | command | fault | reported | recovery |", "|---|---|---|---:|---|"]
+    out += [f"| {' | '.join(str(c) for c in r)} |" for r in rows]
+    return "\n".join(out) + (f"\n\nEvery cell: the migration completed, both guests' RAM identical, "
+                             f"the {2 * QP} rings' bases handed over, traffic and the announce on the "
+                             f"destination. \"reported\": the fault's error lines (the command, the "
+                             f"virtq and the status, once).")
 
 
 def case_matrix(a):
@@ -140,12 +151,15 @@ def case_matrix(a):
         src = bed.host("d0", HOST_VDEV, interactive=True)
         vm = bed.boot(src)
         check_traffic(vm, 2)
-        i = 0
+        rows = []
         for command in [c for c in COMMANDS if a.side in ("both", COMMANDS[c][0])]:
             for fault in FAULTS:
-                i += 1
-                vm, src = one_cell(bed, vm, src, i, command, fault)
-        print(f"fault matrix: {i} cells, every migration completed and recovered")
+                vm, src, row = one_cell(bed, vm, src, len(rows) + 1, command, fault)
+                rows.append(row)
+        print(f"fault matrix: {len(rows)} cells, every migration completed and recovered")
+        if a.summary:
+            measured.write_summary(a.summary, "./run faults" + (f" --side {a.side}" if a.side != "both" else ""),
+                                   table(rows))
 
 
 CASES = {"matrix": case_matrix}
@@ -154,4 +168,5 @@ if __name__ == "__main__":
     run_case(CASES, ("--app", {"required": True}), ("--guest-dir", {"required": True}),
              ("--qemu", {"default": qemu.QEMU}), ("--pmd", {"default": None}),
              ("--side", {"default": "both", "choices": ("both", "src", "dst")}),
+             ("--summary", {"default": None, "help": "write the matrix to this summary.json (./run faults)"}),
              prepare=require_qemu_and_guest)
