@@ -118,7 +118,7 @@ Result<void> apply_devarg(DeviceConfig& c, std::string& emu_overrides, const std
         MLX5A_CHECK(set_uint(c.queue_size, 2, 32768));
         if (c.queue_size & (c.queue_size - 1)) return bad(k, v, "a power of 2 in 2..32768");
     } else if (k == "max_inflight") {
-        return set_uint(c.max_inflight, 1, 256);
+        return set_uint(c.max_inflight, kMaxInflightRange.lo, kMaxInflightRange.hi);
     } else if (k == "strategy") {
         auto r = parse_strategy(v);
         MLX5A_CHECK(r);
@@ -126,7 +126,7 @@ Result<void> apply_devarg(DeviceConfig& c, std::string& emu_overrides, const std
     } else if (k == "max_conf_threads") {
         return set_uint(c.threads, 1, 64);
     } else if (k == "timeout_ms") {
-        return set_uint(c.timeout_ms, 1, 600000);
+        return set_uint(c.timeout_ms, kTimeoutMsRange.lo, kTimeoutMsRange.hi);
     } else if (k == "start_attempts") {
         return set_uint(c.start_attempts, 1, 10);
     } else if (k == "event_mode") {

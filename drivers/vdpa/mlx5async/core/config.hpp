@@ -34,6 +34,12 @@ struct AnnounceConfig {
     uint32_t max_ms = 550;
 };
 
+// The ranges of the settings a running device can change too (devargs and
+// Device::set_*).
+struct UintRange { uint32_t lo, hi; };
+inline constexpr UintRange kMaxInflightRange{1, 256};
+inline constexpr UintRange kTimeoutMsRange{1, 600000};
+
 struct DeviceConfig {
     // Exactly one backend: an emulated profile spec ("cx7,modify_us=0") or a
     // real ConnectX opened through rdma-core (devarg dev: a PCI address or

@@ -356,8 +356,16 @@ Result<void> Device::set_strategy(Strategy s) {
     });
 }
 
+namespace {
+Result<void> in_range(const char* what, uint32_t v, UintRange r) {
+    if (v >= r.lo && v <= r.hi) return {};
+    return fail(Errc::InvalidArgument,
+                std::string(what) + " must be in " + std::to_string(r.lo) + ".." + std::to_string(r.hi));
+}
+}  // namespace
+
 Result<void> Device::set_max_inflight(uint32_t n) {
-    if (n < 1 || n > 256) return fail(Errc::InvalidArgument, "max_inflight must be in 1..256");
+    MLX5A_CHECK(in_range("max_inflight", n, kMaxInflightRange));
     Impl& d = *impl_;
     return d.strand->run([&d, n] {
         auto r = d.cmds->make_engine(d.cmds->strategy(), n, d.cfg.threads);
@@ -368,7 +376,7 @@ Result<void> Device::set_max_inflight(uint32_t n) {
 }
 
 Result<void> Device::set_timeout_ms(uint32_t ms) {
-    if (ms < 1 || ms > 600000) return fail(Errc::InvalidArgument, "timeout_ms must be in 1..600000");
+    MLX5A_CHECK(in_range("timeout_ms", ms, kTimeoutMsRange));
     Impl& d = *impl_;
     return d.strand->run([&d, ms] {
         d.cmds->set_timeout_ms(ms);
